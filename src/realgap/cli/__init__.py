@@ -1,0 +1,51 @@
+"""The ``realgap`` command line: one subcommand per module in this package.
+
+Each module exposes ``register(subparsers)``, which adds its parser and sets
+``func``. Heavy imports (torch, mujoco) happen inside the handlers so that
+``realgap --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from realgap import __version__
+from realgap.cli import toy
+
+COMMANDS = [toy]
+"""Subcommand modules, in the order ``realgap --help`` lists them."""
+
+
+class UserError(Exception):
+    """An error caused by the user's input: printed as one line, exit code 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="realgap",
+        description="Train SO-101 policies in simulation, run them on the arm, "
+        "and measure the reality gap.",
+    )
+    parser.add_argument("--version", action="version", version=f"realgap {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in COMMANDS:
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (UserError, ValueError, FileNotFoundError) as error:
+        print(f"realgap {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"realgap {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
