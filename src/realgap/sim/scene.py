@@ -1,0 +1,211 @@
+"""Build the simulated scene: the SO-101, a table, a cube and (optionally) a bin.
+
+The arm comes from an MJCF file -- the shipped primitive model by default, or
+any other SO-101 description (for example the official mesh model) given as a
+path. Everything downstream talks to it only through the joint-name contract in
+:mod:`realgap.sim.robot`, so :func:`check_joint_contract` is the one place a
+foreign model is validated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from realgap.sim import robot
+
+CUBE = "cube"
+BIN = "bin"
+FLOOR = "floor"
+
+
+@dataclass(frozen=True)
+class SceneConfig:
+    """What goes into the compiled scene (nominal values; randomization changes them later)."""
+
+    robot_xml: Path | None = None
+    """Another MJCF of the arm; None uses the shipped primitive model."""
+    cube_size_m: float = 0.025
+    """Cube edge length."""
+    cube_mass_kg: float = 0.012
+    """A 2.5 cm printed PLA cube at ~40% infill; not the 3 g of the reference sim."""
+    cube_friction: float = 1.0
+    """Sliding friction of the cube (PLA on PLA is ~0.3-0.6; pads are rubber-coated)."""
+    cube_rgba: tuple[float, float, float, float] = (0.85, 0.1, 0.1, 1.0)
+    with_bin: bool = False
+    """Add the PlaceCube bin (a mocap body, so resets can move it)."""
+    bin_inner_m: float = 0.09
+    bin_wall_height_m: float = 0.03
+    background_rgb: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """Floor and sky colour: pure black, a green screen matched by a black cloth."""
+    timestep: float = 0.005
+    """Physics step; 200 Hz keeps grasps stable at 20 substeps per 10 Hz control step."""
+
+
+def check_joint_contract(spec: mujoco.MjSpec, source: str) -> None:
+    """Raise with a clear message unless the arm has exactly the contract's joints."""
+    names = [joint.name for joint in spec.joints if joint.type == mujoco.mjtJoint.mjJNT_HINGE]
+    missing = [name for name in robot.JOINT_NAMES if name not in names]
+    if missing:
+        raise ValueError(
+            f"{source}: arm model lacks joints {missing}; realgap needs hinge joints "
+            f"named {list(robot.JOINT_NAMES)} (found {names})"
+        )
+    for body in (robot.GRIPPER_BODY,):
+        if spec.body(body) is None:
+            raise ValueError(f"{source}: arm model lacks the body {body!r}")
+
+
+def _load_arm(config: SceneConfig) -> mujoco.MjSpec:
+    path = Path(config.robot_xml) if config.robot_xml else Path(str(robot.robot_xml_path()))
+    if not path.exists():
+        raise FileNotFoundError(f"arm model not found: {path}")
+    spec = mujoco.MjSpec.from_file(str(path))
+    check_joint_contract(spec, str(path))
+    gripper = spec.body(robot.GRIPPER_BODY)
+    # Foreign models (e.g. the official mesh MJCF) have no pinch site or wrist
+    # camera; give them ours, in the same gripper frame.
+    if spec.site(robot.PINCH_SITE) is None:
+        gripper.add_site(name=robot.PINCH_SITE, pos=[0.0045, 0, -0.092], size=[0.004], group=3)
+    if spec.camera(robot.WRIST_CAMERA) is None:
+        gripper.add_camera(
+            name=robot.WRIST_CAMERA,
+            pos=[0.004, -0.04, -0.025],
+            alt=mujoco.MjsOrientation(),
+        )
+        camera = spec.camera(robot.WRIST_CAMERA)
+        camera.alt.type = mujoco.mjtOrientation.mjORIENTATION_XYAXES
+        camera.alt.xyaxes = [-1, 0, 0, 0, -0.89, -0.45]
+        camera.fovy = 75
+    _apply_servos(spec)
+    return spec
+
+
+def _apply_servos(spec: mujoco.MjSpec) -> None:
+    """Write robot.SERVOS into the joints and (possibly new) position actuators."""
+    existing = {actuator.name: actuator for actuator in spec.actuators}
+    for name in robot.JOINT_NAMES:
+        servo = robot.SERVOS[name]
+        joint = spec.joint(name)
+        joint.damping[0] = servo.damping
+        joint.frictionloss = servo.frictionloss
+        joint.armature = servo.armature
+        actuator = existing.get(name)
+        if actuator is None:
+            actuator = spec.add_actuator(name=name, target=name)
+            actuator.trntype = mujoco.mjtTrn.mjTRN_JOINT
+        actuator.target = name
+        actuator.gaintype = mujoco.mjtGain.mjGAIN_FIXED
+        actuator.biastype = mujoco.mjtBias.mjBIAS_AFFINE
+        actuator.gainprm[:3] = [servo.kp, 0, 0]
+        actuator.biasprm[:3] = [0, -servo.kp, -servo.kv]
+        actuator.forcelimited = True
+        actuator.forcerange = [-servo.torque_limit, servo.torque_limit]
+        actuator.ctrllimited = True
+        low, high = robot.JOINT_RANGES[robot.JOINT_NAMES.index(name)]
+        actuator.ctrlrange = [low, high]
+
+
+def build_spec(config: SceneConfig = SceneConfig()) -> mujoco.MjSpec:
+    """The full scene as an editable spec."""
+    spec = _load_arm(config)
+    spec.modelname = "realgap_so101_scene"
+    spec.option.timestep = config.timestep
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    # Elliptic cones with a high impratio hold a squeezed cube without creep
+    # (pyramidal cones let it slide down 1-3 mm/s).
+    spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+    spec.option.impratio = 10
+    # Rendering budget: no shadows, reflections or multisampling; a coarse floor.
+    spec.visual.quality.shadowsize = 0
+    spec.visual.quality.offsamples = 0
+    spec.visual.headlight.ambient = [0.35, 0.35, 0.35]
+    spec.visual.headlight.diffuse = [0.45, 0.45, 0.45]
+    spec.visual.headlight.specular = [0.0, 0.0, 0.0]
+    spec.visual.rgba.haze = [*config.background_rgb, 1.0]
+    spec.stat.extent = 0.6
+    spec.stat.center = [0.2, 0.0, 0.1]
+
+    world = spec.worldbody
+    world.add_geom(
+        name=FLOOR,
+        type=mujoco.mjtGeom.mjGEOM_PLANE,
+        size=[1.0, 1.0, 0.1],
+        rgba=[*config.background_rgb, 1.0],
+        friction=[0.8, 0.02, 0.0002],
+        contype=1,
+        conaffinity=1,
+    )
+    world.add_light(
+        name="top", pos=[0.2, 0, 1.0], dir=[0, 0, -1], diffuse=[0.6, 0.6, 0.6], castshadow=False
+    )
+    world.add_camera(
+        name="overview", pos=[0.65, -0.55, 0.45], xyaxes=[0.65, 0.76, 0, -0.33, 0.28, 0.9], fovy=45
+    )
+
+    half = config.cube_size_m / 2
+    cube = world.add_body(name=CUBE, pos=[*robot.arm_to_sim([0.2, 0.0]), half])
+    cube.add_freejoint(name=CUBE)
+    cube.add_geom(
+        name=CUBE,
+        type=mujoco.mjtGeom.mjGEOM_BOX,
+        size=[half] * 3,
+        mass=config.cube_mass_kg,
+        rgba=list(config.cube_rgba),
+        friction=[config.cube_friction, 0.02, 0.0002],
+        condim=4,
+        solref=[0.01, 1],
+        contype=1,
+        conaffinity=1,
+    )
+    if config.with_bin:
+        _add_bin(world, config)
+    return spec
+
+
+def _add_bin(world: mujoco.MjsBody, config: SceneConfig) -> None:
+    inner, height, wall = config.bin_inner_m / 2, config.bin_wall_height_m / 2, 0.004
+    body = world.add_body(name=BIN, pos=[*robot.arm_to_sim([0.2, 0.15]), 0.0], mocap=True)
+    colour = [0.25, 0.3, 0.45, 1.0]
+    body.add_geom(
+        name="bin_floor",
+        type=mujoco.mjtGeom.mjGEOM_BOX,
+        size=[inner + wall, inner + wall, 0.002],
+        pos=[0, 0, 0.002],
+        rgba=colour,
+    )
+    for i, (x, y, sx, sy) in enumerate(
+        [
+            (inner + wall, 0, wall, inner + wall),
+            (-inner - wall, 0, wall, inner + wall),
+            (0, inner + wall, inner, wall),
+            (0, -inner - wall, inner, wall),
+        ]
+    ):
+        body.add_geom(
+            name=f"bin_wall{i}",
+            type=mujoco.mjtGeom.mjGEOM_BOX,
+            size=[sx, sy, height],
+            pos=[x, y, height],
+            rgba=colour,
+        )
+
+
+def compile_scene(config: SceneConfig = SceneConfig()) -> tuple[mujoco.MjModel, mujoco.MjSpec]:
+    """Compile the scene; returns the model and the spec it came from."""
+    spec = build_spec(config)
+    model = spec.compile()
+    return model, spec
+
+
+def joint_ids(model: mujoco.MjModel) -> dict[str, np.ndarray]:
+    """qpos/dof/actuator indices of the contract joints, in contract order."""
+    joints = [model.joint(name) for name in robot.JOINT_NAMES]
+    return {
+        "qpos": np.array([j.qposadr[0] for j in joints]),
+        "dof": np.array([j.dofadr[0] for j in joints]),
+        "actuator": np.array([model.actuator(name).id for name in robot.JOINT_NAMES]),
+    }

@@ -1,0 +1,41 @@
+"""The task registry: every task realgap trains and evaluates, by name."""
+
+from __future__ import annotations
+
+from realgap.sim.tasks.base import SimState, Task, TaskConfig
+from realgap.sim.tasks.pick_cube import PickCube, PickCubeConfig
+from realgap.sim.tasks.place_cube import PlaceCube, PlaceCubeConfig
+from realgap.sim.tasks.reach import Reach, ReachConfig
+
+TASKS: dict[str, type[Task]] = {
+    "Reach": Reach,
+    "PickCube": PickCube,
+    "PlaceCube": PlaceCube,
+}
+"""Name -> task class. Gymnasium ids are ``realgap/<Name>-v0``."""
+
+
+def make_task(name: str, config: TaskConfig | None = None) -> Task:
+    """Instantiate a registered task; unknown names list the known ones."""
+    try:
+        cls = TASKS[name]
+    except KeyError:
+        raise ValueError(f"unknown task {name!r}; known tasks: {sorted(TASKS)}") from None
+    if config is not None and not isinstance(config, cls.config_type):
+        raise ValueError(f"{name} needs a {cls.config_type.__name__}, got {type(config).__name__}")
+    return cls(config)
+
+
+__all__ = [
+    "TASKS",
+    "PickCube",
+    "PickCubeConfig",
+    "PlaceCube",
+    "PlaceCubeConfig",
+    "Reach",
+    "ReachConfig",
+    "SimState",
+    "Task",
+    "TaskConfig",
+    "make_task",
+]
