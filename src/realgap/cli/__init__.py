@@ -11,9 +11,9 @@ import argparse
 import sys
 
 from realgap import __version__
-from realgap.cli import toy
+from realgap.cli import bench, model, toy, view
 
-COMMANDS = [toy]
+COMMANDS = [toy, model, view, bench]
 """Subcommand modules, in the order ``realgap --help`` lists them."""
 
 

@@ -60,8 +60,16 @@ stated in the arm frame (origin on this axis) and converted with
 """
 
 WRIST_CAMERA = "wrist"
+WRIST_CAMERA_POS = (0.004, -0.04, -0.025)
+WRIST_CAMERA_XYAXES = (-1, 0, 0, 0, -0.89, -0.45)
+WRIST_CAMERA_FOVY = 75.0
+"""Wrist camera in the gripper frame: beside the jaw plane, looking past both jaw
+tips (ours; the policy's trained camera pose, stored in every checkpoint)."""
 PINCH_SITE = "pinch"
-"""The between-jaws point (gripper frame), what Reach brings to the cube."""
+PINCH_POS = (0.0045, 0.0, -0.092)
+"""The between-jaws point (gripper frame), what Reach brings to the cube: 12.5 mm
+from the fixed jaw's inner face (a 2.5 cm cube pressed against it), 1 cm above
+the jaw tips."""
 GRIPPER_BODY = "gripper"
 MOVING_JAW_BODY = "moving_jaw_so101_v1"
 

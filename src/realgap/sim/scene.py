@@ -69,17 +69,12 @@ def _load_arm(config: SceneConfig) -> mujoco.MjSpec:
     # Foreign models (e.g. the official mesh MJCF) have no pinch site or wrist
     # camera; give them ours, in the same gripper frame.
     if spec.site(robot.PINCH_SITE) is None:
-        gripper.add_site(name=robot.PINCH_SITE, pos=[0.0045, 0, -0.092], size=[0.004], group=3)
+        gripper.add_site(name=robot.PINCH_SITE, pos=list(robot.PINCH_POS), size=[0.004], group=3)
     if spec.camera(robot.WRIST_CAMERA) is None:
-        gripper.add_camera(
-            name=robot.WRIST_CAMERA,
-            pos=[0.004, -0.04, -0.025],
-            alt=mujoco.MjsOrientation(),
-        )
-        camera = spec.camera(robot.WRIST_CAMERA)
+        camera = gripper.add_camera(name=robot.WRIST_CAMERA, pos=list(robot.WRIST_CAMERA_POS))
         camera.alt.type = mujoco.mjtOrientation.mjORIENTATION_XYAXES
-        camera.alt.xyaxes = [-1, 0, 0, 0, -0.89, -0.45]
-        camera.fovy = 75
+        camera.alt.xyaxes = list(robot.WRIST_CAMERA_XYAXES)
+        camera.fovy = robot.WRIST_CAMERA_FOVY
     _apply_servos(spec)
     return spec
 
@@ -143,7 +138,7 @@ def build_spec(config: SceneConfig = SceneConfig()) -> mujoco.MjSpec:
         name="top", pos=[0.2, 0, 1.0], dir=[0, 0, -1], diffuse=[0.6, 0.6, 0.6], castshadow=False
     )
     world.add_camera(
-        name="overview", pos=[0.65, -0.55, 0.45], xyaxes=[0.65, 0.76, 0, -0.33, 0.28, 0.9], fovy=45
+        name="overview", pos=[0.5, -0.42, 0.32], xyaxes=[0.65, 0.76, 0, -0.33, 0.28, 0.9], fovy=45
     )
 
     half = config.cube_size_m / 2
