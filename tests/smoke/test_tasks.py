@@ -103,3 +103,14 @@ def test_gymnasium_env(env_id):
     obs, _ = env.reset(seed=0)
     assert env.observation_space.contains(obs)
     env.close()
+
+
+def test_diverged_simulation_is_caught_and_reset():
+    env = BatchedEnv("PickCube", 2, render=False)
+    env.reset(seed=0)
+    qvel = env.qvel.copy()
+    qvel[0, 6:9] = 1e12  # the cube's free joint: MuJoCo will reset this sim
+    env.qvel[:] = qvel
+    _, _, terminated, _, info = env.step(np.zeros((2, 6)))
+    assert info["unstable"].tolist() == [True, False]
+    assert terminated[0] and not info["success"][0]

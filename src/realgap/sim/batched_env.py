@@ -78,6 +78,7 @@ class BatchedEnv:
         self.qpos = self.batch.bind("qpos")
         self.qvel = self.batch.bind("qvel")
         self.ctrl = self.batch.bind("ctrl")
+        self.sentinel = self.batch.bind("userdata")
         self.mocap_pos = self.batch.bind("mocap_pos") if self.model.nmocap else None
         self._nominal = {
             name: getattr(self.model, name).copy()
@@ -211,6 +212,9 @@ class BatchedEnv:
             self.mocap_pos[ids] = mocap
         self.steps[ids] = 0
         self.returns[ids] = 0.0
+        sentinel = self.sentinel[ids]
+        sentinel[:, 0] = 1.0
+        self.sentinel[ids] = sentinel
         self.batch.forward(ids)
 
     # -- step ---------------------------------------------------------------------
@@ -247,7 +251,9 @@ class BatchedEnv:
         reward = self.task.reward(state)
         success = self.task.success(state)
         self.returns += reward
-        unstable = ~np.all(np.isfinite(self.qpos), axis=1)
+        # MuJoCo resets a diverged simulation to its defaults and only prints a
+        # warning; the reset zeroes the sentinel we set at every env reset.
+        unstable = (self.sentinel[:, 0] != 1.0) | ~np.all(np.isfinite(self.qpos), axis=1)
         terminated = success | unstable
         truncated = (self.steps >= self.config.episode_steps) & ~terminated
         self.noise = sample_step(self.randomization, self.rng, self.num_envs)

@@ -108,6 +108,8 @@ def build_spec(config: SceneConfig = SceneConfig()) -> mujoco.MjSpec:
     """The full scene as an editable spec."""
     spec = _load_arm(config)
     spec.modelname = "realgap_so101_scene"
+    # One userdata slot as a sentinel: MuJoCo zeroes it when it resets a diverged sim.
+    spec.nuserdata = 1
     spec.option.timestep = config.timestep
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     # Elliptic cones with a high impratio hold a squeezed cube without creep
