@@ -114,3 +114,17 @@ def test_diverged_simulation_is_caught_and_reset():
     _, _, terminated, _, info = env.step(np.zeros((2, 6)))
     assert info["unstable"].tolist() == [True, False]
     assert terminated[0] and not info["success"][0]
+
+
+def test_randomized_cube_mass_reaches_the_solver_constants():
+    from dataclasses import replace
+
+    randomization = replace(DomainRandomization.none(), cube_mass_scale=(2.0, 2.0))
+    env = BatchedEnv("PickCube", 2, render=False, randomization=randomization)
+    env.reset(seed=0)
+    model = env.batch.get_model(1)
+    cube = model.body("cube").id
+    nominal = env._nominal["body_mass"][cube]
+    assert model.body_mass[cube] == pytest.approx(2 * nominal)
+    # set_const must have refreshed the derived constants, or light cubes blow up.
+    assert model.body_subtreemass[cube] == pytest.approx(2 * nominal)

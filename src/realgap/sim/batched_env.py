@@ -1,5 +1,9 @@
 """N copies of a task, stepped together across CPU cores.
 
+Episodes always run ``episode_steps`` (they end early only if the physics
+diverges); ``info["episode"]["success"]`` says whether the task's success flag
+was reached at any step, ``success_at_end`` whether it held at the last one.
+
 ``BatchedEnv`` is the interface every trainer and evaluator uses; a GPU backend
 (MuJoCo Warp / MJX) can implement the same methods -- ``reset``, ``step``,
 ``observation_spec`` -- without callers changing. This CPU backend steps
@@ -100,6 +104,7 @@ class BatchedEnv:
         self.latency_buffer = np.zeros((n, 3, 6))
         self.steps = np.zeros(n, dtype=int)
         self.returns = np.zeros(n)
+        self.success_once = np.zeros(n, dtype=bool)
         self.cube_start = np.zeros((n, 3))
         self.bin_pos = np.zeros((n, 3))
         self.substeps = np.full(n, self._substeps(self.config.control_hz))
@@ -167,6 +172,9 @@ class BatchedEnv:
         exp["actuator_forcerange"][np.ix_(ids, act)] = (
             nom["actuator_forcerange"][act][None] * params.torque_scale[:, None, None]
         )
+        # Masses and inertias feed constants (invweight, subtree mass) that the
+        # contact solver uses; stale ones make light cubes blow up.
+        self.batch.set_const(ids)
 
     def _reset_envs(self, ids: np.ndarray, cube_xy=None, bin_xy=None) -> None:
         """Reset ``ids``; optional arm-frame cube/bin positions override the task's draw."""
@@ -212,6 +220,7 @@ class BatchedEnv:
             self.mocap_pos[ids] = mocap
         self.steps[ids] = 0
         self.returns[ids] = 0.0
+        self.success_once[ids] = False
         sentinel = self.sentinel[ids]
         sentinel[:, 0] = 1.0
         self.sentinel[ids] = sentinel
@@ -251,10 +260,13 @@ class BatchedEnv:
         reward = self.task.reward(state)
         success = self.task.success(state)
         self.returns += reward
+        self.success_once |= success
         # MuJoCo resets a diverged simulation to its defaults and only prints a
         # warning; the reset zeroes the sentinel we set at every env reset.
         unstable = (self.sentinel[:, 0] != 1.0) | ~np.all(np.isfinite(self.qpos), axis=1)
-        terminated = success | unstable
+        # Episodes run their full length: ending on success would take the
+        # remaining dense reward away and teach RL to avoid succeeding.
+        terminated = unstable
         truncated = (self.steps >= self.config.episode_steps) & ~terminated
         self.noise = sample_step(self.randomization, self.rng, self.num_envs)
         obs = self._observe(state)
@@ -267,7 +279,8 @@ class BatchedEnv:
                 "env": ids,
                 "return": self.returns[ids].copy(),
                 "length": self.steps[ids].copy(),
-                "success": success[ids].copy(),
+                "success": self.success_once[ids].copy(),
+                "success_at_end": success[ids].copy(),
             }
             self._reset_envs(ids)
             fresh = self._observe()

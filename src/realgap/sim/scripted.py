@@ -49,8 +49,8 @@ class ScriptedController:
         approach = -xmat[:, :, 2]  # the tip points along the gripper's -z
         pos_error = goal - state.pinch
         rot_error = np.cross(approach, DOWN)
-        error = np.concatenate([pos_error, 0.2 * rot_error], axis=1)
-        jac = np.concatenate([jacp, 0.2 * jacr], axis=1)
+        error = np.concatenate([pos_error, 0.05 * rot_error], axis=1)
+        jac = np.concatenate([jacp, 0.05 * jacr], axis=1)
         damping = 1e-4 * np.eye(5)
         jt = np.transpose(jac, (0, 2, 1))
         delta = np.linalg.solve(jt @ jac + damping, jt @ error[:, :, None])[:, :, 0]
@@ -68,7 +68,8 @@ class ScriptedController:
         state = env.sim_state()
         cube = state.cube_pos
         yaw = 2 * np.arctan2(state.cube_quat[:, 3], state.cube_quat[:, 0])
-        hover = cube + [0, 0, self.hover_m]
+        hover_m = self.hover_m if env.task.name != "Reach" else self.hover_m / 2
+        hover = cube + [0, 0, hover_m]
         grip = np.full(env.num_envs, OPEN)
         goal = hover.copy()
         task = env.task.name

@@ -1,0 +1,1 @@
+"""Policies a laptop can run: networks, the observation/action contract, checkpoints, ONNX."""

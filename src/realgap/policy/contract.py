@@ -1,0 +1,92 @@
+"""The observation/action contract a policy was trained with, stored beside its weights.
+
+A policy only works in a world that feeds it what it was trained on: the same
+joint order and units, image resolution, action scale, control rate and camera
+pose. ``PolicyContract.check`` compares two contracts and names every field
+that differs, so a mismatch is refused at load time instead of silently
+producing a policy that "almost" works.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+
+from realgap.sim import robot
+
+CONTRACT_VERSION = 1
+
+
+class ContractMismatch(ValueError):
+    """A policy's contract differs from the world it is asked to run in."""
+
+
+@dataclass(frozen=True)
+class PolicyContract:
+    """Everything a policy assumes about its inputs and outputs."""
+
+    task: str
+    image_size: int
+    control_hz: float
+    action_scale: tuple[float, ...]
+    joint_names: tuple[str, ...] = robot.JOINT_NAMES
+    joint_units: str = "rad"
+    """Joint readings and targets in radians, zero at mid-range ("new calibration")."""
+    state_layout: tuple[str, ...] = ("joint_positions[6]", "joint_targets[6]")
+    camera_pos: tuple[float, ...] = robot.WRIST_CAMERA_POS
+    camera_xyaxes: tuple[float, ...] = robot.WRIST_CAMERA_XYAXES
+    camera_fovy: float = robot.WRIST_CAMERA_FOVY
+    version: int = CONTRACT_VERSION
+    extra: dict = field(default_factory=dict, compare=False)
+    """Informational fields (training recipe, parameter count); not checked."""
+
+    @classmethod
+    def for_env(cls, env) -> PolicyContract:
+        """The contract a :class:`~realgap.sim.batched_env.BatchedEnv` offers."""
+        config = env.config
+        return cls(
+            task=env.task.name,
+            image_size=config.image_size,
+            control_hz=float(config.control_hz),
+            action_scale=tuple(float(x) for x in config.action_scale),
+        )
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PolicyContract:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ContractMismatch(f"policy contract has unknown fields {unknown}")
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+        return cls(**values)
+
+    def differences(self, other: PolicyContract, ignore: tuple[str, ...] = ()) -> list[str]:
+        """Human-readable list of fields that differ (floats compared to 1e-6)."""
+        problems = []
+        for f in fields(self):
+            if f.name in ignore or not f.compare:
+                continue
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if not _close(mine, theirs):
+                problems.append(f"{f.name}: policy has {mine!r}, world has {theirs!r}")
+        return problems
+
+    def check(self, world: PolicyContract, ignore: tuple[str, ...] = ()) -> None:
+        """Raise :class:`ContractMismatch` naming every differing field."""
+        problems = self.differences(world, ignore)
+        if problems:
+            raise ContractMismatch("policy contract does not match: " + "; ".join(problems))
+
+
+def _close(a, b) -> bool:
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        try:
+            return math.isclose(float(a), float(b), rel_tol=1e-6, abs_tol=1e-9)
+        except (TypeError, ValueError):
+            return False
+    return a == b

@@ -1,0 +1,61 @@
+"""ONNX export, and an inference path that needs only onnxruntime + numpy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+ONNX_FILE = "policy.onnx"
+
+
+def export_onnx(folder: str | Path) -> Path:
+    """Export ``folder``'s policy to ``folder/policy.onnx`` (opset 17)."""
+    import torch
+
+    from realgap.policy.checkpoint import load_policy
+
+    folder = Path(folder)
+    policy, _ = load_policy(folder)
+    size = policy.image_size
+    image = torch.zeros(1, size, size, 3, dtype=torch.uint8)
+    state = torch.zeros(1, 12)
+    path = folder / ONNX_FILE
+    torch.onnx.export(
+        policy,
+        (image, state),
+        str(path),
+        input_names=["image", "state"],
+        output_names=["action"],
+        dynamic_axes={"image": {0: "batch"}, "state": {0: "batch"}, "action": {0: "batch"}},
+        opset_version=17,
+        dynamo=False,
+    )
+    return path
+
+
+class OnnxPolicy:
+    """Runs an exported policy with onnxruntime: ``policy(image, state) -> action``."""
+
+    def __init__(self, folder: str | Path, threads: int = 1):
+        import onnxruntime
+
+        folder = Path(folder)
+        path = folder / ONNX_FILE
+        if not path.exists():
+            raise FileNotFoundError(f"{path} not found; run `realgap export {folder}` first")
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self.session = onnxruntime.InferenceSession(
+            str(path), options, providers=["CPUExecutionProvider"]
+        )
+        self.contract = json.loads((folder / "contract.json").read_text())
+
+    def __call__(self, image: np.ndarray, state: np.ndarray) -> np.ndarray:
+        image = np.ascontiguousarray(image, dtype=np.uint8)
+        state = np.ascontiguousarray(state, dtype=np.float32)
+        if image.ndim == 3:
+            return self(image[None], state[None])[0]
+        return self.session.run(["action"], {"image": image, "state": state})[0]

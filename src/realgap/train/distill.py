@@ -1,0 +1,320 @@
+"""Distill recipe: a privileged state-based PPO teacher, then a visual DAgger student.
+
+Read top to bottom:
+1. Teacher: PPO on batched envs *without rendering*, observing the 12 joint
+   numbers plus privileged state (cube and pinch positions...), under the
+   task's domain randomization.
+2. Student: the visual policy that ships (16x16 wrist image + 12 joint numbers).
+   DAgger: the student acts (after a first teacher-driven round), the teacher
+   labels every visited state, the labelled states are aggregated and the
+   student is regressed onto them. Because the student acts, it is trained on
+   its own failure states (dropped cubes, views that lost the cube), with the
+   full visual randomization on.
+3. Evaluation in the nominal sim, checkpoint with its contract, metrics.csv.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from rich.progress import Progress
+
+from realgap.policy.checkpoint import save_policy
+from realgap.policy.contract import PolicyContract
+from realgap.policy.networks import StateTeacher, VisualPolicy, parameter_count
+from realgap.sim.batched_env import BatchedEnv
+from realgap.sim.randomization import DomainRandomization
+
+
+@dataclass
+class Args:
+    task: str = "Reach"
+    """Registered task name."""
+    out: str = "runs/distill"
+    """Run folder: config.json, metrics.csv, teacher.pt and the exported policy/."""
+    seed: int = 0
+    """Seed for envs and torch."""
+    randomize: bool = True
+    """Train under the default domain randomization (False: nominal sim)."""
+    num_envs: int = 64
+    """Parallel envs for teacher PPO."""
+    teacher_steps: int = 150_000
+    """Total env steps for the PPO teacher."""
+    rollout_steps: int = 32
+    """Steps per env per PPO rollout."""
+    ppo_epochs: int = 4
+    """Passes over each rollout."""
+    minibatches: int = 4
+    """Minibatches per pass."""
+    gamma: float = 0.95
+    """Discount."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    clip: float = 0.2
+    """PPO ratio clip."""
+    teacher_lr: float = 1e-3
+    """Adam learning rate of the teacher."""
+    student_envs: int = 32
+    """Parallel rendering envs for DAgger."""
+    dagger_rounds: int = 10
+    """DAgger rounds (round 0 is driven by the teacher)."""
+    dagger_steps: int = 60
+    """Steps per env per DAgger round."""
+    student_epochs: int = 4
+    """Passes over the aggregated dataset per round."""
+    student_batch: int = 256
+    """Student minibatch size."""
+    student_lr: float = 1e-3
+    """Adam learning rate of the student."""
+    buffer_size: int = 100_000
+    """Aggregated DAgger samples kept (oldest dropped first)."""
+    eval_episodes: int = 64
+    """Episodes per evaluation."""
+    eval_every: int = 5
+    """Evaluate the teacher every N PPO updates."""
+    progress: bool = True
+    """Show progress bars."""
+    extra: dict = field(default_factory=dict)
+    """Free-form notes stored in config.json."""
+
+
+def _teacher_obs(obs: dict) -> torch.Tensor:
+    return torch.from_numpy(np.concatenate([obs["state"], obs["privileged"]], axis=1))
+
+
+def evaluate(env: BatchedEnv, act, episodes: int, seed: int) -> float:
+    """Success rate of ``act(obs) -> actions`` over ``episodes`` finished episodes."""
+    obs, _ = env.reset(seed=seed)
+    done, successes = 0, 0
+    while done < episodes:
+        obs, _, _, _, info = env.step(act(obs))
+        if "episode" in info:
+            done += len(info["episode"]["env"])
+            successes += int(info["episode"]["success"].sum())
+    return successes / done
+
+
+def train_teacher(args: Args, log) -> StateTeacher:
+    randomization = DomainRandomization() if args.randomize else None
+    env = BatchedEnv(
+        args.task,
+        args.num_envs,
+        randomization=randomization,
+        render=False,
+        privileged=True,
+        seed=args.seed,
+    )
+    eval_env = BatchedEnv(args.task, 32, render=False, privileged=True, seed=args.seed + 1)
+    obs, _ = env.reset(seed=args.seed)
+    teacher = StateTeacher(_teacher_obs(obs).shape[1])
+    optimizer = torch.optim.Adam(teacher.parameters(), lr=args.teacher_lr, eps=1e-5)
+    n, horizon = args.num_envs, args.rollout_steps
+    updates = max(1, args.teacher_steps // (n * horizon))
+    with Progress(disable=not args.progress, transient=True) as progress:
+        bar = progress.add_task("teacher (PPO)", total=updates)
+        for update in range(updates):
+            buffers = {k: [] for k in ("obs", "action", "logp", "value", "reward", "done")}
+            for _ in range(horizon):
+                t_obs = _teacher_obs(obs)
+                teacher.norm.update(t_obs)
+                with torch.no_grad():
+                    dist = teacher.distribution(t_obs)
+                    action = dist.sample()
+                    value = teacher.value(t_obs)
+                obs, reward, terminated, truncated, info = env.step(action.numpy())
+                reward = torch.from_numpy(reward)
+                if truncated.any():  # bootstrap truncated episodes from their final state
+                    final = _teacher_obs(info["final_observation"])
+                    with torch.no_grad():
+                        bootstrap = teacher.value(final)
+                    reward = reward + args.gamma * bootstrap * torch.from_numpy(truncated)
+                for key, item in (
+                    ("obs", t_obs),
+                    ("action", action),
+                    ("logp", dist.log_prob(action).sum(-1)),
+                    ("value", value),
+                    ("reward", reward),
+                    ("done", torch.from_numpy(terminated | truncated).float()),
+                ):
+                    buffers[key].append(item)
+            with torch.no_grad():
+                next_value = teacher.value(_teacher_obs(obs))
+            b = {k: torch.stack(v) for k, v in buffers.items()}
+            advantages = torch.zeros_like(b["reward"])
+            last = torch.zeros(n)
+            for t in reversed(range(horizon)):
+                following = next_value if t == horizon - 1 else b["value"][t + 1]
+                nonterminal = 1.0 - b["done"][t]
+                delta = b["reward"][t] + args.gamma * following * nonterminal - b["value"][t]
+                last = delta + args.gamma * args.gae_lambda * nonterminal * last
+                advantages[t] = last
+            returns = advantages + b["value"]
+            flat = {k: v.reshape(n * horizon, *v.shape[2:]) for k, v in b.items()}
+            flat_adv, flat_ret = advantages.reshape(-1), returns.reshape(-1)
+            size = n * horizon // args.minibatches
+            for _ in range(args.ppo_epochs):
+                for idx in torch.randperm(n * horizon).split(size):
+                    dist = teacher.distribution(flat["obs"][idx])
+                    logp = dist.log_prob(flat["action"][idx]).sum(-1)
+                    ratio = (logp - flat["logp"][idx]).exp()
+                    adv = flat_adv[idx]
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                    policy_loss = -torch.min(
+                        ratio * adv, ratio.clamp(1 - args.clip, 1 + args.clip) * adv
+                    ).mean()
+                    value_loss = 0.5 * ((teacher.value(flat["obs"][idx]) - flat_ret[idx]) ** 2)
+                    loss = policy_loss + 0.5 * value_loss.mean()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    torch.nn.utils.clip_grad_norm_(teacher.parameters(), 0.5)
+                    optimizer.step()
+            row = {
+                "phase": "teacher",
+                "update": update + 1,
+                "env_steps": (update + 1) * n * horizon,
+                "reward": float(b["reward"].mean()),
+            }
+            if (update + 1) % args.eval_every == 0 or update + 1 == updates:
+                row["success_rate"] = evaluate(
+                    eval_env,
+                    lambda o: teacher.act_deterministic(_teacher_obs(o)).detach().numpy(),
+                    args.eval_episodes,
+                    args.seed + 7,
+                )
+            log(row)
+            progress.update(
+                bar, advance=1, description=f"teacher (PPO) success {row.get('success_rate', '-')}"
+            )
+    env.close()
+    eval_env.close()
+    return teacher
+
+
+def train_student(args: Args, teacher: StateTeacher, log) -> tuple[VisualPolicy, BatchedEnv]:
+    randomization = DomainRandomization() if args.randomize else None
+    env = BatchedEnv(
+        args.task,
+        args.student_envs,
+        randomization=randomization,
+        render=True,
+        privileged=True,
+        seed=args.seed + 2,
+    )
+    student = VisualPolicy(image_size=env.config.image_size)
+    optimizer = torch.optim.Adam(student.parameters(), lr=args.student_lr)
+    images, states, labels = [], [], []
+    obs, _ = env.reset(seed=args.seed + 2)
+    nominal = BatchedEnv(args.task, 32, render=True, seed=args.seed + 3)
+    with Progress(disable=not args.progress, transient=True) as progress:
+        bar = progress.add_task("student (DAgger)", total=args.dagger_rounds)
+        for round_index in range(args.dagger_rounds):
+            for _ in range(args.dagger_steps):
+                with torch.no_grad():
+                    label = teacher.act_deterministic(_teacher_obs(obs)).numpy()
+                    student.state_norm.update(torch.from_numpy(obs["state"]))
+                    own = student(
+                        torch.from_numpy(obs["image"]), torch.from_numpy(obs["state"])
+                    ).numpy()
+                images.append(obs["image"])
+                states.append(obs["state"])
+                labels.append(label)
+                # Round 0 follows the teacher; after that the student drives and the
+                # teacher only labels, so the data covers the student's own mistakes.
+                obs, *_ = env.step(label if round_index == 0 else own)
+            keep = args.buffer_size // args.student_envs
+            images, states, labels = images[-keep:], states[-keep:], labels[-keep:]
+            data_img = torch.from_numpy(np.concatenate(images))
+            data_state = torch.from_numpy(np.concatenate(states))
+            data_label = torch.from_numpy(np.concatenate(labels)).float()
+            total = len(data_label)
+            for _ in range(args.student_epochs):
+                for idx in torch.randperm(total).split(args.student_batch):
+                    loss = ((student(data_img[idx], data_state[idx]) - data_label[idx]) ** 2).mean()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+            success = evaluate(nominal, _student_actor(student), args.eval_episodes, args.seed + 9)
+            log(
+                {
+                    "phase": "student",
+                    "update": round_index + 1,
+                    "samples": total,
+                    "loss": float(loss.detach()),
+                    "success_rate": success,
+                }
+            )
+            progress.update(bar, advance=1, description=f"student (DAgger) success {success:.2f}")
+    env.close()
+    return student, nominal
+
+
+def _student_actor(student: VisualPolicy):
+    def act(obs):
+        with torch.no_grad():
+            return student(torch.from_numpy(obs["image"]), torch.from_numpy(obs["state"])).numpy()
+
+    return act
+
+
+def main(args: Args) -> dict:
+    """Train teacher and student; returns the summary written to ``out/summary.json``."""
+    started = time.perf_counter()
+    torch.manual_seed(args.seed)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps({"recipe": "distill", **asdict(args)}, indent=2))
+    metrics_path = out / "metrics.csv"
+    columns = [
+        "phase",
+        "update",
+        "env_steps",
+        "samples",
+        "reward",
+        "loss",
+        "success_rate",
+        "seconds",
+    ]
+    with metrics_path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+
+        def log(row):
+            row["seconds"] = round(time.perf_counter() - started, 1)
+            writer.writerow(row)
+            handle.flush()
+
+        teacher = train_teacher(args, log)
+        torch.save({k: v.cpu() for k, v in teacher.state_dict().items()}, out / "teacher.pt")
+        student, nominal = train_student(args, teacher, log)
+    contract = PolicyContract.for_env(nominal)
+    contract = PolicyContract(
+        **{
+            **contract.to_dict(),
+            "extra": {
+                "recipe": "distill",
+                "parameters": parameter_count(student),
+                "task": args.task,
+            },
+        }
+    )
+    save_policy(out / "policy", student, contract)
+    success = evaluate(
+        nominal, _student_actor(student), max(args.eval_episodes, 64), args.seed + 11
+    )
+    nominal.close()
+    summary = {
+        "task": args.task,
+        "recipe": "distill",
+        "success_rate_nominal": success,
+        "seconds": round(time.perf_counter() - started, 1),
+        "policy": str(out / "policy"),
+        "parameters": parameter_count(student),
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    return summary
