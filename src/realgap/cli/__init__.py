@@ -11,9 +11,9 @@ import argparse
 import sys
 
 from realgap import __version__
-from realgap.cli import bench, model, toy, view
+from realgap.cli import bench, export, model, toy, train, view
 
-COMMANDS = [toy, model, view, bench]
+COMMANDS = [toy, model, view, train, export, bench]
 """Subcommand modules, in the order ``realgap --help`` lists them."""
 
 

@@ -7,7 +7,9 @@ from pathlib import Path
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("bench", help="measure env throughput (bench sim)")
+    parser = subparsers.add_parser(
+        "bench", help="measure env throughput (bench sim) and policy latency (bench policy)"
+    )
     sub = parser.add_subparsers(dest="what", metavar="WHAT", required=True)
     sim = sub.add_parser("sim", help="env control steps per second, with and without images")
     sim.add_argument("--task", default="PickCube")
@@ -16,6 +18,55 @@ def register(subparsers) -> None:
     sim.add_argument("--steps", type=int, default=50, help="control steps to time")
     sim.add_argument("--json", type=Path, help="write the result as JSON here")
     sim.set_defaults(func=run_sim)
+    policy = sub.add_parser("policy", help="per-decision CPU latency of an exported policy")
+    policy.add_argument("dir", type=Path, help="policy folder (or run folder with policy/)")
+    policy.add_argument("--decisions", type=int, default=2000)
+    policy.add_argument("--json", type=Path, help="write the result as JSON here")
+    policy.set_defaults(func=run_policy)
+
+
+def run_policy(args) -> int:
+    import time
+
+    import numpy as np
+
+    from realgap.cli.export import policy_folder
+    from realgap.policy.onnx_policy import ONNX_FILE, OnnxPolicy, export_onnx
+
+    folder = policy_folder(args.dir)
+    if not (folder / ONNX_FILE).exists():
+        export_onnx(folder)
+    policy = OnnxPolicy(folder)
+    size = policy.contract["image_size"]
+    rng = np.random.default_rng(0)
+    image = rng.integers(0, 256, (size, size, 3), dtype=np.uint8)
+    state = rng.standard_normal(12).astype(np.float32)
+    for _ in range(50):
+        policy(image, state)
+    times = []
+    for _ in range(args.decisions):
+        started = time.perf_counter()
+        policy(image, state)
+        times.append(time.perf_counter() - started)
+    times_ms = np.array(times) * 1e3
+    import onnx
+
+    model = onnx.load(str(folder / ONNX_FILE))
+    parameters = int(sum(np.prod(t.dims) for t in model.graph.initializer))
+    result = {
+        "policy": str(folder),
+        "parameters": parameters,
+        "mean_ms": round(float(times_ms.mean()), 4),
+        "p99_ms": round(float(np.percentile(times_ms, 99)), 4),
+        "runtime": "onnxruntime",
+    }
+    print(
+        f"{folder}: {parameters:,} parameters, {result['mean_ms']:.3f} ms per decision "
+        f"(p99 {result['p99_ms']:.3f} ms) on CPU with onnxruntime, 1 thread"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
+    return 0
 
 
 def run_sim(args) -> int:

@@ -1,0 +1,99 @@
+"""Checkpoints load anywhere, contracts are enforced, ONNX agrees with torch."""
+
+import numpy as np
+import pytest
+import torch
+
+from realgap.policy.checkpoint import WEIGHTS, load_policy, save_policy
+from realgap.policy.contract import ContractMismatch, PolicyContract
+from realgap.policy.networks import VisualPolicy, parameter_count
+from realgap.policy.onnx_policy import OnnxPolicy, export_onnx
+
+CONTRACT = PolicyContract(
+    task="Reach", image_size=16, control_hz=10.0, action_scale=(0.1, 0.1, 0.1, 0.1, 0.1, 0.2)
+)
+
+
+def inputs(n=3, size=16):
+    rng = np.random.default_rng(0)
+    return (
+        rng.integers(0, 256, (n, size, size, 3), dtype=np.uint8),
+        rng.standard_normal((n, 12)).astype(np.float32),
+    )
+
+
+def test_parameter_count_is_about_300k():
+    assert 250_000 < parameter_count(VisualPolicy()) < 350_000
+
+
+def test_round_trip_restores_outputs_and_contract(tmp_path):
+    policy = VisualPolicy()
+    policy.state_norm.update(torch.randn(64, 12) * 3)
+    save_policy(tmp_path, policy, CONTRACT)
+    loaded, contract = load_policy(tmp_path, expect=CONTRACT)
+    image, state = map(torch.from_numpy, inputs())
+    assert torch.allclose(policy(image, state), loaded(image, state))
+    assert contract == CONTRACT
+
+
+@pytest.fixture
+def fake_cuda_tags():
+    """Make torch.save tag CPU storages as 'cuda:0', as a GPU-saved checkpoint is."""
+    state = {"on": False}
+
+    def tagger(obj):
+        return "cuda:0" if state["on"] and obj.device.type == "cpu" else None
+
+    torch.serialization.register_package(0, tagger, lambda obj, location: None)
+    yield state
+    state["on"] = False
+
+
+def test_gpu_saved_checkpoint_loads_on_cpu(tmp_path, fake_cuda_tags):
+    policy = VisualPolicy()
+    save_policy(tmp_path, policy, CONTRACT)
+    payload = torch.load(tmp_path / WEIGHTS, map_location="cpu", weights_only=True)
+    fake_cuda_tags["on"] = True
+    torch.save(payload, tmp_path / WEIGHTS)  # the file now says its tensors live on cuda:0
+    fake_cuda_tags["on"] = False
+    if not torch.cuda.is_available():
+        with pytest.raises(RuntimeError, match="CUDA"):
+            torch.load(tmp_path / WEIGHTS, weights_only=True)
+    loaded, _ = load_policy(tmp_path)
+    assert all(p.device.type == "cpu" for p in loaded.parameters())
+    image, state = map(torch.from_numpy, inputs())
+    assert torch.allclose(policy(image, state), loaded(image, state))
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("image_size", 32),
+        ("action_scale", (0.1,) * 6),
+        ("control_hz", 15.0),
+        ("joint_names", ("a", "b", "c", "d", "e", "f")),
+        ("camera_fovy", 60.0),
+    ],
+)
+def test_contract_mismatch_is_refused_naming_the_field(tmp_path, field, value):
+    save_policy(tmp_path, VisualPolicy(), CONTRACT)
+    world = PolicyContract(**{**CONTRACT.to_dict(), field: value})
+    with pytest.raises(ContractMismatch, match=field):
+        load_policy(tmp_path, expect=world)
+
+
+def test_missing_policy_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="contract.json"):
+        load_policy(tmp_path)
+
+
+def test_onnx_matches_torch(tmp_path):
+    policy = VisualPolicy()
+    policy.state_norm.update(torch.randn(64, 12))
+    save_policy(tmp_path, policy, CONTRACT)
+    export_onnx(tmp_path)
+    onnx_policy = OnnxPolicy(tmp_path)
+    image, state = inputs(5)
+    expected = policy(torch.from_numpy(image), torch.from_numpy(state)).detach().numpy()
+    assert np.abs(onnx_policy(image, state) - expected).max() < 1e-5
+    assert onnx_policy(image[0], state[0]).shape == (6,)
