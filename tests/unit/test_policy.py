@@ -83,7 +83,7 @@ def test_contract_mismatch_is_refused_naming_the_field(tmp_path, field, value):
 
 
 def test_missing_policy_folder_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="contract.json"):
+    with pytest.raises(FileNotFoundError, match=r"contract\.json"):
         load_policy(tmp_path)
 
 
