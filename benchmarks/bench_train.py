@@ -1,0 +1,45 @@
+"""Benchmark: distill recipe wall time and nominal-sim success per task.
+
+Usage: python benchmarks/bench_train.py [--tasks Reach PickCube] [--out runs/bench]
+Prints one line per task: success rate in the nominal sim, wall seconds, and
+the teacher's last evaluated success. Targets (issue 4): Reach >= 90% within
+10 minutes on a 2-core CPU; PickCube >= 80%; PlaceCube >= 70%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from dataclasses import replace
+from pathlib import Path
+
+from realgap.runtime import configure_torch_threads
+from realgap.train import distill
+
+SETTINGS = {
+    "Reach": {"teacher_steps": 200_000, "dagger_rounds": 14, "dagger_steps": 60},
+    "PickCube": {"teacher_steps": 2_000_000, "dagger_rounds": 20, "dagger_steps": 60},
+    "PlaceCube": {"teacher_steps": 4_000_000, "dagger_rounds": 24, "dagger_steps": 80},
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", default=["Reach"], choices=sorted(SETTINGS))
+    parser.add_argument("--out", default="runs/bench_train")
+    args = parser.parse_args()
+    configure_torch_threads()
+    for task in args.tasks:
+        config = replace(distill.Args(task=task, out=str(Path(args.out) / task), progress=False),
+                         **SETTINGS[task])
+        summary = distill.main(config)
+        with open(Path(config.out) / "metrics.csv") as handle:
+            teacher = [row for row in csv.DictReader(handle)
+                       if row["phase"] == "teacher" and row["success_rate"]]
+        print(f"{task}: student {summary['success_rate_nominal']:.0%} nominal-sim success, "
+              f"{summary['seconds']:.0f} s wall, teacher {float(teacher[-1]['success_rate']):.0%}, "
+              f"{summary['parameters']:,} parameters")
+
+
+if __name__ == "__main__":
+    main()
