@@ -30,15 +30,22 @@ def main() -> None:
     args = parser.parse_args()
     configure_torch_threads()
     for task in args.tasks:
-        config = replace(distill.Args(task=task, out=str(Path(args.out) / task), progress=False),
-                         **SETTINGS[task])
+        config = replace(
+            distill.Args(task=task, out=str(Path(args.out) / task), progress=False),
+            **SETTINGS[task],
+        )
         summary = distill.main(config)
         with open(Path(config.out) / "metrics.csv") as handle:
-            teacher = [row for row in csv.DictReader(handle)
-                       if row["phase"] == "teacher" and row["success_rate"]]
-        print(f"{task}: student {summary['success_rate_nominal']:.0%} nominal-sim success, "
-              f"{summary['seconds']:.0f} s wall, teacher {float(teacher[-1]['success_rate']):.0%}, "
-              f"{summary['parameters']:,} parameters")
+            teacher = [
+                row
+                for row in csv.DictReader(handle)
+                if row["phase"] == "teacher" and row["success_rate"]
+            ]
+        print(
+            f"{task}: student {summary['success_rate_nominal']:.0%} nominal-sim success, "
+            f"{summary['seconds']:.0f} s wall, teacher {float(teacher[-1]['success_rate']):.0%}, "
+            f"{summary['parameters']:,} parameters"
+        )
 
 
 if __name__ == "__main__":
