@@ -42,3 +42,18 @@ def test_quick_train_export_bench(tmp_path):
     trained = evaluate(env, lambda obs: policy(obs["image"], obs["state"]), 32, seed=5)
     random = evaluate(env, lambda obs: rng.uniform(-1, 1, (16, 6)), 32, seed=5)
     assert trained > random + 0.1, (trained, random, summary)
+
+
+def test_quick_sac_run_writes_a_loadable_policy(tmp_path):
+    from realgap.policy.checkpoint import load_policy
+    from realgap.policy.contract import PolicyContract
+
+    out = tmp_path / "sac"
+    assert main(["train", "Reach", "--recipe", "sac", "--out", str(out), "--quick"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["recipe"] == "sac"
+    env = BatchedEnv("Reach", 1)
+    _policy, contract = load_policy(out / "policy", expect=PolicyContract.for_env(env))
+    assert contract.extra["recipe"] == "sac"
+    rows = (out / "metrics.csv").read_text().splitlines()
+    assert any(row.split(",")[1] for row in rows[1:])  # critic updates happened
