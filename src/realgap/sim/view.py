@@ -53,6 +53,8 @@ def save_view(
             if row == 0:
                 axes[row, col].set_title(f"policy {env.config.image_size}px, t={step}", fontsize=7)
         mocap = env.mocap_pos[row] if env.mocap_pos is not None else None
+        # Render once through the env's path so this row's randomized visuals are set.
+        env.renderer.render(env.qpos[row], mocap, env.params, env.noise, row)
         full = env.renderer.render_raw(env.qpos[row], mocap)
         axes[row, -2].imshow(full)
         axes[row, -1].imshow(overview.render_raw(env.qpos[row], mocap, camera="overview"))
