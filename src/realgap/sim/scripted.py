@@ -63,44 +63,45 @@ class ScriptedController:
         return q
 
     def act(self) -> np.ndarray:
-        """Actions for the current state of every env."""
-        env = self.env
+        """Actions for the current state of every env.
+
+        Phases: 0 hover above the cube (jaws open), 1 descend onto it, 2 close,
+        3 lift (PickCube) or carry above the bin (PlaceCube), 4 release over
+        the bin. Reach stops after phase 1.
+        """
+        env, task = self.env, self.env.task.name
         state = env.sim_state()
         cube = state.cube_pos
         yaw = 2 * np.arctan2(state.cube_quat[:, 3], state.cube_quat[:, 0])
-        hover_m = self.hover_m if env.task.name != "Reach" else self.hover_m / 2
-        hover = cube + [0, 0, hover_m]
-        grip = np.full(env.num_envs, OPEN)
+        hover = cube + [0, 0, self.hover_m / 2 if task == "Reach" else self.hover_m]
+
+        at_hover = np.linalg.norm(state.pinch - hover, axis=1) < 0.015
+        at_cube = np.linalg.norm(state.pinch - cube, axis=1) < 0.012
+        advance = ((self.phase == 0) & at_hover) | ((self.phase == 1) & at_cube)
+        # Lift only once the jaw is blocked by the cube (or after a timeout).
+        closed = env.task.grasped(state) & (self.phase_steps >= 2)
+        advance |= (self.phase == 2) & (closed | (self.phase_steps >= 8))
+        if task == "PlaceCube":
+            over_bin = np.linalg.norm(state.pinch[:, :2] - state.bin_pos[:, :2], axis=1) < 0.015
+            advance |= (self.phase == 3) & (state.pinch[:, 2] > 0.09) & over_bin
+        if task == "Reach":
+            advance &= self.phase == 0
+        self.phase_steps = np.where(advance, 0, self.phase_steps + 1)
+        self.phase = self.phase + advance
+
+        goals = {0: hover, 1: cube, 2: cube, 3: cube + [0, 0, self.lift_m]}
+        if task == "PlaceCube":
+            goals[3] = goals[4] = state.bin_pos + [0, 0, 0.11]
         goal = hover.copy()
-        task = env.task.name
-        if True:
-            at_hover = np.linalg.norm(state.pinch - hover, axis=1) < 0.015
-            at_cube = np.linalg.norm(state.pinch - cube, axis=1) < 0.012
-            advance = ((self.phase == 0) & at_hover) | ((self.phase == 1) & at_cube)
-            # Lift only once the jaw is blocked by the cube (or after a timeout).
-            closed = env.task.grasped(state) & (self.phase_steps >= 2)
-            advance |= (self.phase == 2) & (closed | (self.phase_steps >= 8))
-            if task == "Reach":  # hover, then descend onto the cube; never close
-                advance &= self.phase == 0
-            if task == "PlaceCube":
-                over_bin = np.linalg.norm(state.pinch[:, :2] - state.bin_pos[:, :2], axis=1) < 0.015
-                advance |= (self.phase == 3) & (state.pinch[:, 2] > 0.09) & over_bin
-            self.phase_steps = np.where(advance, 0, self.phase_steps + 1)
-            self.phase = self.phase + advance
-            goal = np.where((self.phase == 1)[:, None], cube, goal)
-            if task != "Reach":
-                grip = np.where(self.phase >= 2, CLOSED, grip)
-            lifted = cube + [0, 0, self.lift_m]
-            goal = np.where((self.phase >= 2)[:, None], lifted, goal)
-            goal = np.where((self.phase == 2)[:, None], cube, goal)
-            if task == "PlaceCube":
-                above_bin = state.bin_pos + [0, 0, 0.11]
-                goal = np.where((self.phase >= 3)[:, None], above_bin, goal)
-                grip = np.where(self.phase >= 4, OPEN, grip)
-        q_arm = self.ik_targets(goal, roll_to=yaw)
-        desired = np.column_stack([q_arm, grip])
-        # Actions are deltas on the *observed* targets; the offset cancels in the difference.
-        return np.clip((desired - state.target) / env.action_scale, -1.0, 1.0)
+        for phase, target in goals.items():
+            goal = np.where((self.phase == phase)[:, None], target, goal)
+        grip = np.full(env.num_envs, OPEN)
+        if task != "Reach":
+            grip = np.where((self.phase >= 2) & (self.phase < 4), CLOSED, grip)
+        desired = np.column_stack([self.ik_targets(goal, roll_to=yaw), grip])
+        # Actions are deltas on the commanded targets (not the delayed ones the
+        # servos currently hold), so latency does not make the script double-step.
+        return np.clip((desired - env.target) / env.action_scale, -1.0, 1.0)
 
 
 def run_episodes(env: BatchedEnv, episodes: int, seed: int = 0) -> dict[str, float]:
