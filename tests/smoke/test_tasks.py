@@ -128,3 +128,17 @@ def test_randomized_cube_mass_reaches_the_solver_constants():
     assert model.body_mass[cube] == pytest.approx(2 * nominal)
     # set_const must have refreshed the derived constants, or light cubes blow up.
     assert model.body_subtreemass[cube] == pytest.approx(2 * nominal)
+
+
+def test_latency_delays_the_servo_target_by_whole_steps():
+    from dataclasses import replace
+
+    randomization = replace(DomainRandomization.none(), latency_steps=(3, 3))
+    env = BatchedEnv("Reach", 1, render=False, randomization=randomization)
+    env.reset(seed=0)
+    start = env.target.copy()
+    for step in range(4):
+        env.step(np.array([[1.0, 0, 0, 0, 0, 0]]))
+        applied = env.sim_state().target[0, 0]
+        expected = start[0, 0] + 0.1 * max(0, step + 1 - 3)
+        assert applied == pytest.approx(expected), step

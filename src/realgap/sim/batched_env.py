@@ -101,7 +101,8 @@ class BatchedEnv:
         n = num_envs
         self.params: EpisodeParams = sample_episode(self.randomization, self.rng, n)
         self.target = np.zeros((n, 6))  # true servo targets
-        self.latency_buffer = np.zeros((n, 3, 6))
+        # Slot k holds the target commanded k steps ago.
+        self.latency_buffer = np.zeros((n, self.randomization.latency_steps[1] + 1, 6))
         self.steps = np.zeros(n, dtype=int)
         self.returns = np.zeros(n)
         self.success_once = np.zeros(n, dtype=bool)
