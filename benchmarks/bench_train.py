@@ -10,30 +10,22 @@ from __future__ import annotations
 
 import argparse
 import csv
-from dataclasses import replace
 from pathlib import Path
 
 from realgap.runtime import configure_torch_threads
 from realgap.train import distill
 
-SETTINGS = {
-    "Reach": {"teacher_steps": 200_000, "dagger_rounds": 14, "dagger_steps": 60},
-    "PickCube": {"teacher_steps": 2_000_000, "dagger_rounds": 20, "dagger_steps": 60},
-    "PlaceCube": {"teacher_steps": 4_000_000, "dagger_rounds": 24, "dagger_steps": 80},
-}
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", nargs="+", default=["Reach"], choices=sorted(SETTINGS))
+    parser.add_argument(
+        "--tasks", nargs="+", default=["Reach"], choices=sorted(distill.TASK_DEFAULTS)
+    )
     parser.add_argument("--out", default="runs/bench_train")
     args = parser.parse_args()
     configure_torch_threads()
     for task in args.tasks:
-        config = replace(
-            distill.Args(task=task, out=str(Path(args.out) / task), progress=False),
-            **SETTINGS[task],
-        )
+        config = distill.args_for_task(task, out=str(Path(args.out) / task), progress=False)
         summary = distill.main(config)
         with open(Path(config.out) / "metrics.csv") as handle:
             teacher = [

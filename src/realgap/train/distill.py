@@ -84,6 +84,19 @@ class Args:
     """Free-form notes stored in config.json."""
 
 
+TASK_DEFAULTS = {
+    "Reach": {"teacher_steps": 200_000, "dagger_rounds": 14, "dagger_steps": 60},
+    "PickCube": {"teacher_steps": 2_000_000, "dagger_rounds": 20, "dagger_steps": 60},
+    "PlaceCube": {"teacher_steps": 2_500_000, "dagger_rounds": 24, "dagger_steps": 80},
+}
+"""Per-task training lengths used by ``realgap train`` and benchmarks/bench_train.py."""
+
+
+def args_for_task(task: str, **overrides) -> Args:
+    """``Args`` with the task's default training lengths, then ``overrides``."""
+    return Args(task=task, **{**TASK_DEFAULTS.get(task, {}), **overrides})
+
+
 def _teacher_obs(obs: dict) -> torch.Tensor:
     return torch.from_numpy(np.concatenate([obs["state"], obs["privileged"]], axis=1))
 
