@@ -6,8 +6,8 @@ realgap with 64 envs and with 1 env, and -- when a Python interpreter with
 (single env, its own 16x16 front camera). The peer pins mujoco < 4, so it
 lives in its own venv:
 
-    python -m venv /tmp/peer && /tmp/peer/bin/pip install lerobot-env-so101
-    python benchmarks/bench_sim.py --peer-python /tmp/peer/bin/python
+    python -m venv .venv-peer && .venv-peer/bin/pip install lerobot-env-so101
+    python benchmarks/bench_sim.py --peer-python .venv-peer/bin/python
 """
 
 from __future__ import annotations
