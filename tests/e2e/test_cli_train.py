@@ -7,7 +7,7 @@ import numpy as np
 from realgap.cli import main
 from realgap.policy.onnx_policy import OnnxPolicy
 from realgap.sim.batched_env import BatchedEnv
-from realgap.train.distill import evaluate
+from realgap.train.common import evaluate
 
 
 def test_quick_train_export_bench(tmp_path):

@@ -21,6 +21,8 @@ Action: float (n, 6) in [-1, 1], joint-target deltas scaled by
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import mujoco
 import mujoco.batch
 import numpy as np
@@ -181,9 +183,8 @@ class BatchedEnv:
         """Reset ``ids``; optional arm-frame cube/bin positions override the task's draw."""
         n = len(ids)
         fresh = sample_episode(self.randomization, self.rng, n)
-        for name in fresh.__dataclass_fields__:
-            if name != "extra":
-                getattr(self.params, name)[ids] = getattr(fresh, name)
+        for f in fields(fresh):
+            getattr(self.params, f.name)[ids] = getattr(fresh, f.name)
         self._apply_params(ids, fresh)
         self.substeps[ids] = self._substeps(fresh.control_hz)
 

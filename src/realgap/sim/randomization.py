@@ -14,7 +14,7 @@ nominal value. The defaults follow the reference visual-RL recipe.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -146,12 +146,6 @@ class EpisodeParams:
     contrast: np.ndarray
     saturation: np.ndarray
     hue: np.ndarray
-    extra: dict = field(default_factory=dict)
-
-    def select(self, index) -> EpisodeParams:
-        """The rows ``index`` of every field."""
-        values = {f.name: getattr(self, f.name)[index] for f in fields(self) if f.name != "extra"}
-        return EpisodeParams(**values)
 
 
 @dataclass

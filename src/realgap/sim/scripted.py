@@ -39,10 +39,9 @@ class ScriptedController:
         self.phase[ids] = 0
         self.phase_steps[ids] = 0
 
-    def ik_targets(self, goal: np.ndarray, roll_to: np.ndarray | None) -> np.ndarray:
-        """Joint angles (n, 5) moving the pinch point to ``goal`` (n, 3), jaws down."""
+    def ik_targets(self, state, goal: np.ndarray, roll_to: np.ndarray | None) -> np.ndarray:
+        """Joint angles (n, 5) moving the pinch point of ``state`` to ``goal`` (n, 3), jaws down."""
         env = self.env
-        state = env.sim_state()
         jacp, jacr = env.batch.jac(self.gripper_body, state.pinch)
         jacp, jacr = jacp[:, :, self.dof[:5]], jacr[:, :, self.dof[:5]]
         xmat = env.batch.bind("xmat")[:, self.gripper_body].reshape(-1, 3, 3)
@@ -98,7 +97,7 @@ class ScriptedController:
         grip = np.full(env.num_envs, OPEN)
         if task != "Reach":
             grip = np.where((self.phase >= 2) & (self.phase < 4), CLOSED, grip)
-        desired = np.column_stack([self.ik_targets(goal, roll_to=yaw), grip])
+        desired = np.column_stack([self.ik_targets(state, goal, roll_to=yaw), grip])
         # Actions are deltas on the commanded targets (not the delayed ones the
         # servos currently hold), so latency does not make the script double-step.
         return np.clip((desired - env.target) / env.action_scale, -1.0, 1.0)

@@ -25,11 +25,10 @@ import numpy as np
 import torch
 from rich.progress import Progress
 
-from realgap.policy.checkpoint import save_policy
-from realgap.policy.contract import PolicyContract
-from realgap.policy.networks import StateTeacher, VisualPolicy, parameter_count
+from realgap.policy.networks import StateTeacher, VisualPolicy
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.randomization import DomainRandomization
+from realgap.train.common import evaluate, finish_run, policy_actor
 
 
 @dataclass
@@ -99,18 +98,6 @@ def args_for_task(task: str, **overrides) -> Args:
 
 def _teacher_obs(obs: dict) -> torch.Tensor:
     return torch.from_numpy(np.concatenate([obs["state"], obs["privileged"]], axis=1))
-
-
-def evaluate(env: BatchedEnv, act, episodes: int, seed: int) -> float:
-    """Success rate of ``act(obs) -> actions`` over ``episodes`` finished episodes."""
-    obs, _ = env.reset(seed=seed)
-    done, successes = 0, 0
-    while done < episodes:
-        obs, _, _, _, info = env.step(act(obs))
-        if "episode" in info:
-            done += len(info["episode"]["env"])
-            successes += int(info["episode"]["success"].sum())
-    return successes / done
 
 
 def train_teacher(args: Args, log) -> StateTeacher:
@@ -252,7 +239,7 @@ def train_student(args: Args, teacher: StateTeacher, log) -> tuple[VisualPolicy,
                     optimizer.zero_grad()
                     loss.backward()
                     optimizer.step()
-            success = evaluate(nominal, _student_actor(student), args.eval_episodes, args.seed + 9)
+            success = evaluate(nominal, policy_actor(student), args.eval_episodes, args.seed + 9)
             log(
                 {
                     "phase": "student",
@@ -265,14 +252,6 @@ def train_student(args: Args, teacher: StateTeacher, log) -> tuple[VisualPolicy,
             progress.update(bar, advance=1, description=f"student (DAgger) success {success:.2f}")
     env.close()
     return student, nominal
-
-
-def _student_actor(student: VisualPolicy):
-    def act(obs):
-        with torch.no_grad():
-            return student(torch.from_numpy(obs["image"]), torch.from_numpy(obs["state"])).numpy()
-
-    return act
 
 
 def main(args: Args) -> dict:
@@ -305,29 +284,16 @@ def main(args: Args) -> dict:
         teacher = train_teacher(args, log)
         torch.save({k: v.cpu() for k, v in teacher.state_dict().items()}, out / "teacher.pt")
         student, nominal = train_student(args, teacher, log)
-    contract = PolicyContract.for_env(nominal)
-    contract = PolicyContract(
-        **{
-            **contract.to_dict(),
-            "extra": {
-                "recipe": "distill",
-                "parameters": parameter_count(student),
-                "task": args.task,
-            },
-        }
-    )
-    save_policy(out / "policy", student, contract)
-    success = evaluate(
-        nominal, _student_actor(student), max(args.eval_episodes, 64), args.seed + 11
+    summary = finish_run(
+        out,
+        student,
+        nominal,
+        recipe="distill",
+        task=args.task,
+        started=started,
+        episodes=max(args.eval_episodes, 64),
+        seed=args.seed + 11,
+        extra={"task": args.task},
     )
     nominal.close()
-    summary = {
-        "task": args.task,
-        "recipe": "distill",
-        "success_rate_nominal": success,
-        "seconds": round(time.perf_counter() - started, 1),
-        "policy": str(out / "policy"),
-        "parameters": parameter_count(student),
-    }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary

@@ -28,12 +28,10 @@ import torch.nn.functional as F
 from rich.progress import Progress
 from torch import nn
 
-from realgap.policy.checkpoint import save_policy
-from realgap.policy.contract import PolicyContract
-from realgap.policy.networks import ImageEncoder, RunningNorm, VisualPolicy, mlp, parameter_count
+from realgap.policy.networks import ImageEncoder, RunningNorm, VisualPolicy, mlp
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.randomization import DomainRandomization
-from realgap.train.distill import evaluate
+from realgap.train.common import evaluate, finish_run, policy_actor
 
 
 @dataclass
@@ -294,7 +292,7 @@ def main(args: Args) -> dict:
             if (iteration + 1) % args.eval_every == 0 or iteration + 1 == iterations:
                 policy = export_policy(critic, actor, size)
                 row["success_rate"] = evaluate(
-                    nominal, _actor_fn(policy), args.eval_episodes, args.seed + 5
+                    nominal, policy_actor(policy), args.eval_episodes, args.seed + 5
                 )
                 progress.update(bar, description=f"visual SAC success {row['success_rate']:.2f}")
             row["seconds"] = round(time.perf_counter() - started, 1)
@@ -302,29 +300,16 @@ def main(args: Args) -> dict:
             metrics.flush()
             progress.update(bar, advance=1)
     metrics.close()
-    contract = PolicyContract.for_env(nominal)
-    contract = PolicyContract(
-        **{**contract.to_dict(), "extra": {"recipe": "sac", "parameters": parameter_count(policy)}}
-    )
-    save_policy(out / "policy", policy, contract)
-    success = evaluate(nominal, _actor_fn(policy), args.eval_episodes, args.seed + 11)
     env.close()
+    summary = finish_run(
+        out,
+        policy,
+        nominal,
+        recipe="sac",
+        task=args.task,
+        started=started,
+        episodes=args.eval_episodes,
+        seed=args.seed + 11,
+    )
     nominal.close()
-    summary = {
-        "task": args.task,
-        "recipe": "sac",
-        "success_rate_nominal": success,
-        "seconds": round(time.perf_counter() - started, 1),
-        "policy": str(out / "policy"),
-        "parameters": parameter_count(policy),
-    }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary
-
-
-def _actor_fn(policy: VisualPolicy):
-    def act(obs):
-        with torch.no_grad():
-            return policy(torch.from_numpy(obs["image"]), torch.from_numpy(obs["state"])).numpy()
-
-    return act

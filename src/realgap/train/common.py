@@ -1,0 +1,72 @@
+"""What every training recipe shares: evaluation and writing the finished run."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import torch
+
+from realgap.policy.checkpoint import save_policy
+from realgap.policy.contract import PolicyContract
+from realgap.policy.networks import VisualPolicy, parameter_count
+from realgap.sim.batched_env import BatchedEnv
+
+
+def evaluate(env: BatchedEnv, act, episodes: int, seed: int) -> float:
+    """Success rate of ``act(obs) -> actions`` over ``episodes`` finished episodes."""
+    obs, _ = env.reset(seed=seed)
+    done, successes = 0, 0
+    while done < episodes:
+        obs, _, _, _, info = env.step(act(obs))
+        if "episode" in info:
+            done += len(info["episode"]["env"])
+            successes += int(info["episode"]["success"].sum())
+    return successes / done
+
+
+def policy_actor(policy: VisualPolicy):
+    """``obs -> actions`` for a visual policy, without gradients."""
+
+    def act(obs):
+        with torch.no_grad():
+            return policy(torch.from_numpy(obs["image"]), torch.from_numpy(obs["state"])).numpy()
+
+    return act
+
+
+def finish_run(
+    out: Path,
+    policy: VisualPolicy,
+    nominal: BatchedEnv,
+    *,
+    recipe: str,
+    task: str,
+    started: float,
+    episodes: int,
+    seed: int,
+    extra: dict | None = None,
+) -> dict:
+    """Save ``out/policy`` with its contract, evaluate it in the nominal sim, write
+    ``out/summary.json`` and return the summary."""
+    parameters = parameter_count(policy)
+    contract = PolicyContract.for_env(nominal)
+    contract = PolicyContract(
+        **{
+            **contract.to_dict(),
+            "extra": {"recipe": recipe, "parameters": parameters, **(extra or {})},
+        }
+    )
+    save_policy(out / "policy", policy, contract)
+    success = evaluate(nominal, policy_actor(policy), episodes, seed)
+    summary = {
+        "task": task,
+        "recipe": recipe,
+        "success_rate_nominal": success,
+        "seconds": round(time.perf_counter() - started, 1),
+        "policy": str(out / "policy"),
+        "parameters": parameters,
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    return summary
