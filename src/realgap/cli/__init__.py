@@ -11,9 +11,9 @@ import argparse
 import sys
 
 from realgap import __version__
-from realgap.cli import bench, export, model, toy, train, view
+from realgap.cli import bench, camera, deploy, export, model, toy, train, view
 
-COMMANDS = [toy, model, view, train, export, bench]
+COMMANDS = [toy, model, view, train, export, bench, deploy, camera]
 """Subcommand modules, in the order ``realgap --help`` lists them."""
 
 
@@ -37,9 +37,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from realgap.errors import RealgapStop
+
     try:
         return int(args.func(args) or 0)
-    except (UserError, ValueError, FileNotFoundError) as error:
+    except (UserError, ValueError, FileNotFoundError, RealgapStop, ConnectionError) as error:
+        print(f"realgap {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except ImportError as error:
+        if "realgap[real]" not in str(error):
+            raise
         print(f"realgap {args.command}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

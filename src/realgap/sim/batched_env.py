@@ -27,6 +27,7 @@ import mujoco
 import mujoco.batch
 import numpy as np
 
+from realgap.policy.contract import policy_observation
 from realgap.sim import robot
 from realgap.sim.randomization import (
     DomainRandomization,
@@ -312,11 +313,9 @@ class BatchedEnv:
         return self.qpos[:, self._qadr] + self.params.joint_offset + self.noise.joint_noise
 
     def _observe(self, state: SimState | None = None) -> dict[str, np.ndarray]:
-        readings = self.joint_readings()
         targets = self.target + self.params.joint_offset
-        obs = {"state": np.concatenate([readings, targets], axis=1).astype(np.float32)}
-        if self.render_images:
-            obs["image"] = self.render()
+        image = self.render() if self.render_images else None
+        obs = policy_observation(self.joint_readings(), targets, image)
         if self.privileged:
             obs["privileged"] = self.task.privileged(state or self.sim_state())
         return obs

@@ -63,6 +63,23 @@ def postprocess(
     return (np.clip(pixels, 0.0, 1.0) * 255.0 + 0.5).astype(np.uint8)
 
 
+def camera_to_policy(frame: np.ndarray, size: int) -> np.ndarray:
+    """Any camera frame uint8 (H, W, 3) -> policy image uint8 (size, size, 3).
+
+    Centre-crops to a square whose side is a multiple of ``size`` (the square
+    keeps the vertical field of view the twin renders with), then goes through
+    the same :func:`postprocess` as every simulated frame.
+    """
+    height, width = frame.shape[:2]
+    side = (min(height, width) // size) * size
+    if side == 0:
+        raise ValueError(
+            f"camera frame {height}x{width} is smaller than the policy's {size}x{size}"
+        )
+    top, left = (height - side) // 2, (width - side) // 2
+    return postprocess(frame[top : top + side, left : left + side], size)
+
+
 def _small_rotation_quat(rotvec: np.ndarray) -> np.ndarray:
     quat = np.zeros(4)
     mujoco.mju_axisAngle2Quat(
@@ -74,12 +91,19 @@ def _small_rotation_quat(rotvec: np.ndarray) -> np.ndarray:
 class WristRenderer:
     """Renders batched wrist images from joint states; owns its own model copy."""
 
-    def __init__(self, model: mujoco.MjModel, image_size: int, supersample: int):
+    def __init__(
+        self,
+        model: mujoco.MjModel,
+        image_size: int,
+        supersample: int,
+        shape: tuple[int, int] | None = None,
+    ):
         self.model = copy.deepcopy(model)
         self.data = mujoco.MjData(self.model)
         self.image_size = image_size
         side = image_size * supersample
-        self.renderer = mujoco.Renderer(self.model, side, side)
+        height, width = shape or (side, side)  # a camera's native (height, width)
+        self.renderer = mujoco.Renderer(self.model, height, width)
         self.camera = self.model.camera(robot.WRIST_CAMERA).id
         self.cube_geom = self.model.geom(CUBE).id
         self.floor_geom = self.model.geom(FLOOR).id

@@ -23,21 +23,21 @@ def _wrap_quarter(angle: np.ndarray) -> np.ndarray:
 
 
 class ScriptedController:
-    """Phase machine over a :class:`BatchedEnv`; ``act()`` returns (n, 6) actions."""
+    """Memoryless expert over a :class:`BatchedEnv`: ``act()`` returns (n, 6) actions
+    computed from the current (privileged) state alone."""
 
-    def __init__(self, env: BatchedEnv, hover_m: float = 0.06, lift_m: float = 0.10):
+    def __init__(
+        self,
+        env: BatchedEnv,
+        hover_m: float = 0.06,
+        lift_m: float = 0.10,
+        jaw_bias_m: float = 0.005,
+    ):
         self.env = env
-        self.hover_m, self.lift_m = hover_m, lift_m
+        self.hover_m, self.lift_m, self.jaw_bias_m = hover_m, lift_m, jaw_bias_m
         model = env.model
         self.dof = np.array([model.joint(name).dofadr[0] for name in robot.JOINT_NAMES])
         self.gripper_body = model.body(robot.GRIPPER_BODY).id
-        self.phase = np.zeros(env.num_envs, dtype=int)
-        self.phase_steps = np.zeros(env.num_envs, dtype=int)
-
-    def reset(self, ids=None) -> None:
-        ids = slice(None) if ids is None else ids
-        self.phase[ids] = 0
-        self.phase_steps[ids] = 0
 
     def ik_targets(self, state, goal: np.ndarray, roll_to: np.ndarray | None) -> np.ndarray:
         """Joint angles (n, 5) moving the pinch point of ``state`` to ``goal`` (n, 3), jaws down."""
@@ -61,42 +61,71 @@ class ScriptedController:
             q[:, 4] = state.qpos[:, 4] + sign * _wrap_quarter(roll_to - current)
         return q
 
-    def act(self) -> np.ndarray:
-        """Actions for the current state of every env.
+    def phases(self, state, grasp_point: np.ndarray, hover: np.ndarray) -> np.ndarray:
+        """Each env's phase, read off the current state alone (no memory), so the
+        controller can label any state -- including a learner's -- for DAgger.
 
-        Phases: 0 hover above the cube (jaws open), 1 descend onto it, 2 close,
-        3 lift (PickCube) or carry above the bin (PlaceCube), 4 release over
-        the bin. Reach stops after phase 1.
+        0 go above the cube (jaws open), 1 descend onto it, 2 close, 3 lift
+        (PickCube) or carry above the bin (PlaceCube), 4 release over the bin.
         """
+        env, task = self.env, self.env.task
+        grasped = task.grasped(state)
+        commanded_closed = env.target[:, 5] < 0.3
+        near = np.linalg.norm(state.cube_pos - state.pinch, axis=1) < 0.02
+        jaw_busy = (np.abs(state.qvel[:, 5]) > 0.3) | (state.qpos[:, 5] - state.target[:, 5] > 0.04)
+        xy_error = np.linalg.norm(state.pinch[:, :2] - grasp_point[:, :2], axis=1)
+        at_cube = np.linalg.norm(state.pinch - grasp_point, axis=1) < 0.012
+
+        phase = np.zeros(len(grasped), dtype=int)
+        # Descend once at hover height roughly above the cube; keep descending
+        # through the sideways drift of fast moves unless far off.
+        height = state.pinch[:, 2] - hover[:, 2]
+        phase[((xy_error < 0.02) & (height < 0.015)) | ((xy_error < 0.045) & (height < -0.01))] = 1
+        phase[at_cube & ~commanded_closed] = 2
+        # Keep closing while the jaw moves onto the cube; a jaw closed on nothing
+        # falls through to phases 0/1 with the jaws open, which retries the grasp.
+        phase[commanded_closed & near & jaw_busy] = 2
+        phase[grasped] = 3
+        if task.name == "PlaceCube":
+            to_bin = np.abs(state.pinch[:, :2] - state.bin_pos[:, :2])
+            over_bin = np.linalg.norm(to_bin, axis=1) < 0.025
+            phase[grasped & over_bin & (state.pinch[:, 2] > 0.065)] = 4
+            # Once released, a cube above or in the bin is left alone (it may still be falling).
+            cube_over_bin = np.all(
+                np.abs(state.cube_pos[:, :2] - state.bin_pos[:, :2])
+                < task.config.scene.bin_inner_m / 2,
+                axis=1,
+            )
+            phase[cube_over_bin & ~grasped & (phase < 3)] = 4
+        if task.name == "Reach":
+            phase = np.minimum(phase, 1)
+        return phase
+
+    def act(self) -> np.ndarray:
+        """Actions for the current state of every env (see :meth:`phases`)."""
         env, task = self.env, self.env.task.name
         state = env.sim_state()
         cube = state.cube_pos
         yaw = 2 * np.arctan2(state.cube_quat[:, 3], state.cube_quat[:, 0])
-        hover = cube + [0, 0, self.hover_m / 2 if task == "Reach" else self.hover_m]
+        # Aim the descent a little towards the fixed jaw: the open moving jaw
+        # sweeps wide, and would land on the cube's top edge.
+        xaxis = env.batch.bind("xmat")[:, self.gripper_body].reshape(-1, 3, 3)[:, :, 0]
+        grasp_point = cube - self.jaw_bias_m * xaxis * [1, 1, 0]
+        hover = grasp_point + [0, 0, self.hover_m / 2 if task == "Reach" else self.hover_m]
+        phase = self.phases(state, grasp_point, hover)
 
-        at_hover = np.linalg.norm(state.pinch - hover, axis=1) < 0.015
-        at_cube = np.linalg.norm(state.pinch - cube, axis=1) < 0.012
-        advance = ((self.phase == 0) & at_hover) | ((self.phase == 1) & at_cube)
-        # Lift only once the jaw is blocked by the cube (or after a timeout).
-        closed = env.task.grasped(state) & (self.phase_steps >= 2)
-        advance |= (self.phase == 2) & (closed | (self.phase_steps >= 8))
+        goals = {0: hover, 1: grasp_point, 2: grasp_point, 3: cube + [0, 0, self.lift_m]}
         if task == "PlaceCube":
-            over_bin = np.linalg.norm(state.pinch[:, :2] - state.bin_pos[:, :2], axis=1) < 0.015
-            advance |= (self.phase == 3) & (state.pinch[:, 2] > 0.09) & over_bin
-        if task == "Reach":
-            advance &= self.phase == 0
-        self.phase_steps = np.where(advance, 0, self.phase_steps + 1)
-        self.phase = self.phase + advance
-
-        goals = {0: hover, 1: cube, 2: cube, 3: cube + [0, 0, self.lift_m]}
-        if task == "PlaceCube":
-            goals[3] = goals[4] = state.bin_pos + [0, 0, 0.11]
+            goals[4] = state.bin_pos + [0, 0, 0.08]
+            # Lift straight up before carrying, so the cube clears the bin's walls.
+            low = (state.pinch[:, 2] < 0.06)[:, None]
+            goals[3] = np.where(low, state.pinch * [1, 1, 0] + [0, 0, 0.08], goals[4])
         goal = hover.copy()
-        for phase, target in goals.items():
-            goal = np.where((self.phase == phase)[:, None], target, goal)
+        for number, target in goals.items():
+            goal = np.where((phase == number)[:, None], target, goal)
         grip = np.full(env.num_envs, OPEN)
         if task != "Reach":
-            grip = np.where((self.phase >= 2) & (self.phase < 4), CLOSED, grip)
+            grip = np.where((phase == 2) | (phase == 3), CLOSED, grip)
         desired = np.column_stack([self.ik_targets(state, goal, roll_to=yaw), grip])
         # Actions are deltas on the commanded targets (not the delayed ones the
         # servos currently hold), so latency does not make the script double-step.
@@ -111,9 +140,7 @@ def run_episodes(env: BatchedEnv, episodes: int, seed: int = 0) -> dict[str, flo
     while finished < episodes:
         _, _, _, _, info = env.step(controller.act())
         if "episode" in info:
-            ids = info["episode"]["env"]
-            controller.reset(ids)
-            finished += len(ids)
+            finished += len(info["episode"]["env"])
             successes += int(info["episode"]["success"].sum())
             lengths.extend(info["episode"]["length"].tolist())
     return {

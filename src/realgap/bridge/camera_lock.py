@@ -1,0 +1,150 @@
+"""Camera lock and check: fixed exposure, gain and white balance, verified every session.
+
+Auto-exposure is the camera brightening a dark scene: the reference's black
+cloth turned brown on camera and the policy, trained on black, failed. A lock
+is also known to be forgotten when the camera is unplugged. So:
+
+- ``realgap camera lock`` applies fixed settings and stores them, with the mean
+  brightness of a reference region seen from the start pose, in a JSON file per
+  camera id (like LeRobot's calibration files per robot id);
+- ``realgap camera check`` (and every deployment before its first episode)
+  reads the settings back and re-measures the reference region, and refuses to
+  run with a message that says what changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from realgap.bridge.interfaces import Camera, CameraSettings
+from realgap.errors import RealgapStop
+
+DEFAULT_SETTINGS = CameraSettings(auto_exposure=False, exposure=1.0, gain=1.0, white_balance=4600.0)
+"""What ``lock`` applies unless told otherwise (fake cameras: the twin's exposure)."""
+
+REFERENCE_REGION = (0.0, 0.0, 1.0, 0.45)
+"""(left, top, right, bottom) as fractions of the frame: the top of the wrist view
+at the start pose, which sees only the cloth beyond the jaws."""
+
+
+class CameraCheckFailed(RealgapStop):
+    """The camera's settings or brightness differ from its lock."""
+
+
+def lock_dir() -> Path:
+    """Where lock files live: ``$REALGAP_HOME/cameras`` (default ``~/.cache/realgap``)."""
+    home = Path(os.environ.get("REALGAP_HOME", Path.home() / ".cache" / "realgap"))
+    return home / "cameras"
+
+
+@dataclass
+class CameraLock:
+    camera_id: str
+    settings: CameraSettings
+    reference_mean: float
+    """Mean pixel value (0..1) of the reference region when locked."""
+    region: tuple[float, float, float, float] = REFERENCE_REGION
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "settings": asdict(self.settings)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> CameraLock:
+        return cls(
+            camera_id=data["camera_id"],
+            settings=CameraSettings(**data["settings"]),
+            reference_mean=float(data["reference_mean"]),
+            region=tuple(data["region"]),
+        )
+
+
+def region_mean(image: np.ndarray, region=REFERENCE_REGION) -> float:
+    """Brightness (0..1) of a fractional region of a uint8 frame: the median pixel
+    value, so that a cube or the jaws entering the region do not move it."""
+    height, width = image.shape[:2]
+    left, top, right, bottom = region
+    patch = image[
+        int(top * height) : max(int(bottom * height), 1), int(left * width) : int(right * width)
+    ]
+    return float(np.median(patch) / 255.0)
+
+
+def lock_path(camera_id: str, folder: Path | None = None) -> Path:
+    return (folder or lock_dir()) / f"{camera_id}.json"
+
+
+def lock_camera(
+    camera: Camera,
+    settings: CameraSettings = DEFAULT_SETTINGS,
+    folder: Path | None = None,
+    region=REFERENCE_REGION,
+) -> CameraLock:
+    """Apply fixed settings, measure the reference region, store the lock; returns it.
+    The arm should be at the start pose (the region must see the cloth)."""
+    if settings.auto_exposure or settings.white_balance is None:
+        raise ValueError("a lock needs auto_exposure=False and a fixed white_balance")
+    camera.apply_settings(settings)
+    frame = camera.read_fresh(not_before=-np.inf)
+    lock = CameraLock(camera.camera_id, settings, region_mean(frame.image, region), region)
+    path = lock_path(camera.camera_id, folder)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(lock.to_dict(), indent=2))
+    return lock
+
+
+def load_lock(camera_id: str, folder: Path | None = None) -> CameraLock:
+    path = lock_path(camera_id, folder)
+    if not path.exists():
+        raise CameraCheckFailed(
+            f"camera {camera_id!r} has no lock ({path}); run `realgap camera lock` first"
+        )
+    return CameraLock.from_dict(json.loads(path.read_text()))
+
+
+def check_camera(
+    camera: Camera, folder: Path | None = None, tolerance: float = 0.25, floor: float = 0.02
+) -> dict:
+    """Verify the camera still has its locked settings and brightness.
+
+    Brightness may differ from the lock by ``tolerance`` (relative) or ``floor``
+    (absolute, 0..1), whichever is larger. Returns a report dict; raises
+    :class:`CameraCheckFailed` naming every problem.
+    """
+    lock = load_lock(camera.camera_id, folder)
+    settings = camera.get_settings()
+    problems = []
+    if settings.auto_exposure:
+        problems.append(
+            "auto-exposure is ON (a lock is lost when the camera is unplugged): "
+            "run `realgap camera lock` again"
+        )
+    for name in ("exposure", "gain", "white_balance"):
+        if getattr(settings, name) != getattr(lock.settings, name):
+            problems.append(
+                f"{name} is {getattr(settings, name)}, locked at {getattr(lock.settings, name)}"
+            )
+    frame = camera.read_fresh(not_before=-np.inf)
+    mean = region_mean(frame.image, lock.region)
+    allowed = max(tolerance * lock.reference_mean, floor)
+    if abs(mean - lock.reference_mean) > allowed:
+        problems.append(
+            f"reference region brightness {mean:.3f}, locked at {lock.reference_mean:.3f} "
+            f"(allowed +-{allowed:.3f}): a dark cloth that reads bright is the auto-exposure "
+            "failure; check the lighting and the camera settings"
+        )
+    report = {
+        "camera_id": camera.camera_id,
+        "settings": asdict(settings),
+        "reference_mean": mean,
+        "locked_mean": lock.reference_mean,
+        "ok": not problems,
+        "problems": problems,
+    }
+    if problems:
+        raise CameraCheckFailed(f"camera {camera.camera_id!r} check failed: " + "; ".join(problems))
+    return report

@@ -1,0 +1,203 @@
+"""The deployment loop: a policy on a fake or real arm at a fixed rate.
+
+``run_session`` opens the world behind a :class:`~realgap.bridge.safety.SafeArm`,
+checks it against the policy's contract, then runs episodes: reset to the start
+pose, set the scene, then ``control_hz`` steps of observe -> act -> wait. Every
+step is recorded; if anything goes wrong (an exception, Ctrl-C, the watchdog,
+a disconnect) the fault policy runs and the episode recorded so far is saved
+with the reason. Loop timing (period mean and p99, overruns, policy compute
+time) is measured and reported.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from realgap.bridge.camera_lock import load_lock
+from realgap.bridge.env import DeployConfig, RealWorldEnv
+from realgap.bridge.recording import EpisodeRecorder
+from realgap.bridge.safety import SafeArm, SafetyConfig
+from realgap.bridge.worlds import Spot, World
+from realgap.policy.contract import ContractMismatch, PolicyContract
+from realgap.sim.tasks import make_task
+
+
+def load_runtime_policy(folder: str | Path) -> tuple[Callable, PolicyContract]:
+    """``policy(image, state) -> action`` for one observation, and its contract.
+    Uses the ONNX export (onnxruntime + numpy only) when present, else torch."""
+    from realgap.policy.checkpoint import load_contract
+
+    folder = Path(folder)
+    contract = load_contract(folder)
+    if (folder / "policy.onnx").exists():
+        from realgap.policy.onnx_policy import OnnxPolicy
+
+        return OnnxPolicy(folder), contract
+    import torch
+
+    from realgap.policy.checkpoint import load_policy
+
+    network, contract = load_policy(folder)
+
+    def act(image, state):
+        with torch.no_grad():
+            return network(torch.from_numpy(image[None]), torch.from_numpy(state[None]))[0].numpy()
+
+    return act, contract
+
+
+@dataclass
+class LoopTiming:
+    """Control-loop timing over a session (clock seconds for periods, wall for compute)."""
+
+    target_s: float
+    periods: list[float] = field(default_factory=list)
+    compute: list[float] = field(default_factory=list)
+    overruns: int = 0
+
+    def summary(self) -> dict:
+        periods = np.asarray(self.periods or [np.nan]) * 1e3
+        compute = np.asarray(self.compute or [np.nan]) * 1e3
+        return {
+            "target_ms": round(self.target_s * 1e3, 3),
+            "period_mean_ms": round(float(np.mean(periods)), 3),
+            "period_p99_ms": round(float(np.percentile(periods, 99)), 3),
+            "overruns": self.overruns,
+            "steps": len(self.periods),
+            "compute_mean_ms": round(float(np.mean(compute)), 3),
+            "compute_p99_ms": round(float(np.percentile(compute, 99)), 3),
+        }
+
+
+@dataclass
+class EpisodeResult:
+    spot: str
+    success: bool
+    steps: int
+    status: str
+    first_frame_time: float
+    settled_time: float
+    path: str | None = None
+    estimate: bool | None = None
+
+
+def run_episode(
+    env: RealWorldEnv,
+    world: World,
+    policy: Callable,
+    spot: Spot,
+    steps: int,
+    timing: LoopTiming,
+    recorder: EpisodeRecorder,
+) -> tuple[bool | None, bool | None]:
+    """One episode; returns (success flag where the world knows it, twin estimate)."""
+    clock = world.clock
+    obs = env.reset(lambda: world.place_scene(spot))
+    recorder.meta["first_frame_time"] = float(obs["frame_time"])
+    recorder.meta["settled_time"] = float(env.settled_at)
+    success = False if world.success_now is not None else None
+    tick = clock.now()
+    with env.arm.control_loop():
+        for _ in range(steps):
+            started, wall = clock.now(), time.perf_counter()
+            action = np.asarray(policy(obs["image"], obs["state"]), dtype=float)
+            sent = env.act(action)["sent"]
+            timing.compute.append(time.perf_counter() - wall)
+            recorder.add(obs["frame_time"], obs, action, sent)
+            tick += timing.target_s
+            late = clock.now() - tick
+            if late > 0:
+                timing.overruns += 1
+                tick = clock.now()  # re-sync instead of bursting to catch up
+            else:
+                clock.sleep(-late)
+            timing.periods.append(clock.now() - started)
+            obs = env.observe()
+            if world.success_now is not None:
+                success = success or world.success_now()
+    return success, None
+
+
+def run_session(
+    world: World,
+    policy_folder: str | Path,
+    spots: Iterable[Spot],
+    out: str | Path | None = None,
+    config: DeployConfig | None = None,
+    safety: SafetyConfig | None = None,
+    progress: Callable[[EpisodeResult], None] | None = None,
+) -> dict:
+    """Run one episode per spot; returns (and writes to ``out/deploy.json``) a summary."""
+    config = config or DeployConfig()
+    policy, contract = load_runtime_policy(policy_folder)
+    if contract.task != world.task:
+        raise ContractMismatch(f"task: policy has {contract.task!r}, world has {world.task!r}")
+    training_steps = make_task(contract.task).config.episode_steps
+    steps = config.steps_for(contract, training_steps)
+    out = Path(out) if out is not None else None
+    timing = LoopTiming(1.0 / config.control_hz)
+    results: list[EpisodeResult] = []
+    safe = SafeArm(world.arm, safety or SafetyConfig(), world.clock)
+    world.camera.connect()
+    try:
+        with safe:
+            if config.check_camera_lock:
+                # Re-apply the stored lock every session (a camera forgets it on unplug),
+                # then the env's check verifies settings *and* scene brightness.
+                world.camera.apply_settings(
+                    load_lock(world.camera.camera_id, config.lock_folder).settings
+                )
+            env = RealWorldEnv(contract, safe, world.camera, config, world.clock)
+            report = env.start()
+            for index, spot in enumerate(spots):
+                recorder = EpisodeRecorder(
+                    {"task": contract.task, "world": world.name, "spot": asdict(spot)}
+                )
+                path = out / f"episode_{index:03d}.npz" if out else None
+                try:
+                    flag, estimate = run_episode(env, world, policy, spot, steps, timing, recorder)
+                except BaseException as error:
+                    if path is not None:
+                        recorder.save(path, status=f"interrupted: {type(error).__name__}: {error}")
+                    raise
+                success = world.judge(estimate, flag)
+                if path is not None:
+                    recorder.save(path, success=bool(success))
+                result = EpisodeResult(
+                    spot.name,
+                    bool(success),
+                    len(recorder),
+                    "complete",
+                    recorder.meta["first_frame_time"],
+                    recorder.meta["settled_time"],
+                    str(path) if path else None,
+                    estimate,
+                )
+                results.append(result)
+                if progress is not None:
+                    progress(result)
+                safe.check_temperatures()
+    finally:
+        world.camera.disconnect()
+        world.close()
+    summary = {
+        "task": contract.task,
+        "world": world.name,
+        "episodes": len(results),
+        "success_rate": float(np.mean([r.success for r in results])) if results else None,
+        "steps_per_episode": steps,
+        "checks": report,
+        "timing": timing.summary(),
+        "safety_events": [asdict(event) for event in safe.events],
+        "results": [asdict(r) for r in results],
+    }
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "deploy.json").write_text(json.dumps(summary, indent=2, default=str))
+    return summary

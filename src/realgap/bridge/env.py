@@ -1,0 +1,195 @@
+"""``RealWorldEnv``: the policy's view of any world behind the bridge.
+
+It is built from the policy's contract and checks the world against it before
+the first command: joint names and order, units (readings must be angles of
+this arm after conversion), image size, the camera mount the policy was
+trained with, the camera's lock, and whether the deployment's rate and action
+scale can be honoured without the safety layer silently clipping every step.
+Observations come from :func:`realgap.policy.contract.policy_observation` and
+:func:`realgap.sim.render.camera_to_policy`, the same functions the sim uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from realgap.bridge.camera_lock import check_camera
+from realgap.bridge.interfaces import Camera, Clock, Frame
+from realgap.bridge.safety import SafeArm
+from realgap.policy.contract import ContractMismatch, PolicyContract, policy_observation
+from realgap.sim import robot
+from realgap.sim.render import camera_to_policy
+
+
+@dataclass(frozen=True)
+class CameraMount:
+    """Where the world's wrist camera is, in the gripper frame (as the contract states it)."""
+
+    pos: tuple[float, ...] = robot.WRIST_CAMERA_POS
+    xyaxes: tuple[float, ...] = robot.WRIST_CAMERA_XYAXES
+    fovy: float = robot.WRIST_CAMERA_FOVY
+
+
+@dataclass(frozen=True)
+class DeployConfig:
+    """How a policy runs on an arm."""
+
+    control_hz: float = 15.0
+    """Loop rate on the arm (the reference trained at 10 Hz and ran at 15 Hz)."""
+    action_scale: float = 0.15
+    """Fraction of the training action scale applied on the arm."""
+    episode_steps: int | None = None
+    """Steps per episode; None: long enough to move as far as a training episode."""
+    settle_s: float = 0.3
+    """Wait after the reset motion before the first frame."""
+    start_pose: tuple[float, ...] = tuple(robot.KEYFRAMES["start"])
+    """Where every episode starts (radians)."""
+    camera_mount: CameraMount = field(default_factory=CameraMount)
+    """The mount this world's camera has; must match the policy's."""
+    check_camera_lock: bool = True
+    """Verify the camera lock before the first episode."""
+    lock_folder: Path | None = None
+    """Where camera locks live (None: ``$REALGAP_HOME/cameras``)."""
+
+    def __post_init__(self) -> None:
+        if self.control_hz <= 0:
+            raise ValueError("deploy.control_hz must be positive")
+        if not 0 < self.action_scale <= 1:
+            raise ValueError(f"deploy.action_scale must be in (0, 1], got {self.action_scale}")
+
+    def steps_for(self, contract: PolicyContract, training_steps: int) -> int:
+        """Episode length that allows the same joint travel as a training episode."""
+        if self.episode_steps is not None:
+            return self.episode_steps
+        speed = self.action_scale * self.control_hz / contract.control_hz
+        return int(np.ceil(training_steps / speed))
+
+
+class RealWorldEnv:
+    """One arm, one camera, one policy contract; ``reset`` and ``step`` like the sim."""
+
+    def __init__(
+        self,
+        contract: PolicyContract,
+        arm: SafeArm,
+        camera: Camera,
+        config: DeployConfig | None = None,
+        clock: Clock | None = None,
+    ):
+        self.contract, self.arm, self.camera = contract, arm, camera
+        self.config = config or DeployConfig()
+        self.clock = clock or arm.clock
+        self.step_scale = np.asarray(contract.action_scale) * self.config.action_scale
+        self.target = np.asarray(self.config.start_pose, dtype=float)
+        self.first_frame: Frame | None = None
+        self.settled_at = float("nan")
+        self.started = False
+        self.report: dict = {}
+
+    # -- start-up checks ----------------------------------------------------------------
+    def world_contract(self) -> PolicyContract:
+        """The contract this world offers (rate and scale are the deployment's)."""
+        mount = self.config.camera_mount
+        return PolicyContract(
+            task=self.contract.task,
+            image_size=self.contract.image_size,
+            control_hz=self.config.control_hz,
+            action_scale=tuple(self.step_scale),
+            joint_names=tuple(self.arm.arm.joint_names),
+            camera_pos=tuple(mount.pos),
+            camera_xyaxes=tuple(mount.xyaxes),
+            camera_fovy=float(mount.fovy),
+        )
+
+    def check(self) -> dict:
+        """Refuse to run, naming the problem, unless the world matches the policy."""
+        # Rate and scale differ on purpose (slower on hardware); checked below instead.
+        self.contract.check(self.world_contract(), ignore=("control_hz", "action_scale"))
+        if self.contract.joint_units != "rad":
+            raise ContractMismatch(f"joint_units: policy has {self.contract.joint_units!r}")
+        readings = self.arm.read_positions()
+        self.arm.arm.codecs.check_in_range(readings)
+        frame = self.camera.read_latest()
+        size = self.contract.image_size
+        try:
+            camera_to_policy(frame.image, size)
+        except ValueError as error:
+            raise ContractMismatch(f"image_size: {error}") from None
+        if self.camera.fps < self.config.control_hz:
+            raise ContractMismatch(
+                f"control_hz: camera runs at {self.camera.fps} fps, slower than the "
+                f"{self.config.control_hz} Hz loop; the policy would see repeated frames"
+            )
+        max_step = np.asarray(self.arm.config.max_step_rad)
+        if np.any(self.step_scale > max_step):
+            raise ContractMismatch(
+                f"action_scale: a full action moves up to {np.round(self.step_scale, 3)} rad per "
+                f"step, above the safety layer's max step {np.round(max_step, 3)}: every large "
+                "action would be clipped; lower --action-scale or raise safety.max_step_rad"
+            )
+        speed = self.config.action_scale * self.config.control_hz / self.contract.control_hz
+        self.report = {
+            "joint_units": list(self.arm.arm.units),
+            "camera_frame": list(frame.image.shape),
+            "policy_image": size,
+            "training_hz": self.contract.control_hz,
+            "deploy_hz": self.config.control_hz,
+            "action_scale": self.config.action_scale,
+            "speed_vs_training": round(speed, 3),
+        }
+        return self.report
+
+    # -- episodes ---------------------------------------------------------------------------
+    def start(self) -> dict:
+        """Checks, torque on without a jump, the start pose, then the camera lock
+        check (its reference region is defined as seen from the start pose).
+        Call once per session."""
+        report = self.check()
+        self.target = self.arm.enable()
+        self.started = True
+        self.arm.move_to(self.config.start_pose)
+        self.clock.sleep(self.config.settle_s)
+        if self.config.check_camera_lock:
+            report["camera_check"] = check_camera(self.camera, self.config.lock_folder)
+        return report
+
+    def reset(self, place_scene: Callable[[], None] | None = None) -> dict:
+        """Ramp to the start pose, let the scene be set, settle, and observe with a
+        frame captured *after* all of that (buffered frames are flushed)."""
+        if not self.started:
+            self.start()
+        self.arm.move_to(self.config.start_pose)
+        if place_scene is not None:
+            place_scene()
+        self.clock.sleep(self.config.settle_s)
+        self.settled_at = self.clock.now()
+        self.target = self.arm.last_sent.copy()
+        frame = self.camera.read_fresh(not_before=self.settled_at)
+        self.first_frame = frame
+        return self._observe(frame)
+
+    def act(self, action) -> dict:
+        """Command one policy action (a target delta); the loop then waits for its
+        next tick and calls :meth:`observe`. Returns what was desired and sent."""
+        action = np.asarray(action, dtype=float)
+        if action.shape != (6,):
+            raise ValueError(f"action must have shape (6,), got {action.shape}")
+        # NaN/inf pass through to the safety layer, which refuses them loudly.
+        desired = self.target + np.clip(action, -1.0, 1.0) * self.step_scale
+        sent = self.arm.command(desired)
+        self.target = sent
+        return {"desired": desired, "sent": sent}
+
+    def observe(self) -> dict:
+        return self._observe(self.camera.read_latest())
+
+    def _observe(self, frame: Frame) -> dict:
+        readings = self.arm.read_positions()
+        image = camera_to_policy(frame.image, self.contract.image_size)
+        obs = policy_observation(readings, self.target, image)
+        obs["frame_time"] = frame.timestamp
+        return obs

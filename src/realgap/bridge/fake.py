@@ -1,0 +1,405 @@
+"""The fake "real" arm: a second MuJoCo twin with a hidden reality profile.
+
+``FakeWorld`` owns the physics; ``FakeArm`` and ``FakeCamera`` expose it only
+through the :class:`~realgap.bridge.interfaces.Arm` and ``Camera`` interfaces,
+exactly as a real arm would, so the policy and the bridge cannot tell it from
+hardware except by behaviour. Time comes from a clock: with a
+:class:`~realgap.bridge.interfaces.VirtualClock` a session runs as fast as the
+CPU allows; with the wall clock it runs in real time.
+
+What the profile changes (see :mod:`realgap.bridge.profile`): cube and pad
+physics, encoder zero offsets and noise, servo stiffness, torque caps and
+command latency, the power-up goal quirk, the camera's pose, field of view,
+exposure and auto-exposure, the cloth colour, and where the operator measures
+cube placements from. The fake arm speaks LeRobot's SO-101 units (degrees, and
+the gripper as 0..100) so every fake run exercises the unit conversions too.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from dataclasses import replace
+
+import mujoco
+import numpy as np
+
+from realgap.bridge.interfaces import (
+    Arm,
+    ArmDisconnected,
+    Camera,
+    CameraSettings,
+    Clock,
+    Frame,
+)
+from realgap.bridge.profile import RealityProfile
+from realgap.sim import robot
+from realgap.sim.render import WristRenderer, _small_rotation_quat
+from realgap.sim.scene import BIN, CUBE, SceneConfig, compile_scene, joint_ids
+from realgap.sim.tasks import SimState, make_task
+
+AMBIENT_C = 25.0
+HEATING_C_PER_NM2_S = 0.25
+"""Temperature rise per (N*m)^2 per second: a stalled 3 N*m servo gains ~2 C/s."""
+COOLING_PER_S = 1.0 / 300.0
+"""Newtonian cooling rate towards ambient (a ~5-minute time constant)."""
+AUTO_EXPOSURE_TARGET = 0.35
+"""Mean pixel value (0..1) an auto-exposing camera steers towards."""
+
+
+class FakeWorld:
+    """A single twin with a reality profile, advanced lazily to the clock's time."""
+
+    def __init__(
+        self,
+        task: str = "Reach",
+        profile: RealityProfile | None = None,
+        clock: Clock | None = None,
+        seed: int = 0,
+        physics_hz: float = 200.0,
+    ):
+        self.profile = profile or RealityProfile()
+        self.clock = clock or Clock()
+        self.task = make_task(task)
+        self.rng = np.random.default_rng(seed)
+        self.lock = threading.RLock()
+        p = self.profile
+        scene = replace(
+            self.task.scene_config(),
+            cube_size_m=p.cube.size_m,
+            cube_mass_kg=p.cube.mass_kg,
+            cube_friction=p.cube.friction,
+            cube_rgba=(*p.cube.color_rgb, 1.0),
+            background_rgb=p.camera.background_rgb,
+            timestep=1.0 / physics_hz,
+        )
+        self.scene: SceneConfig = scene
+        self.model, _ = compile_scene(scene)
+        self.data = mujoco.MjData(self.model)
+        ids = joint_ids(self.model)
+        self._qadr, self._dof, self._act = ids["qpos"], ids["dof"], ids["actuator"]
+        self._cube_qadr = self.model.joint(CUBE).qposadr[0]
+        self._pinch = self.model.site(robot.PINCH_SITE).id
+        self._bin = self.model.body(BIN).mocapid[0] if self.task.has_bin else -1
+        for pad in ("fixed_jaw", "moving_jaw"):
+            self.model.geom(pad).friction[0] = p.fingers.friction
+        self._kp = self.model.actuator_gainprm[self._act, 0] * p.servo.kp_scale
+        self._kv = -self.model.actuator_biasprm[self._act, 2]
+        self.model.actuator_forcerange[self._act] *= p.servo.torque_limit_scale
+        self.offset = np.deg2rad(np.asarray(p.joints.zero_offset_deg))
+        self.noise_rad = np.deg2rad(p.joints.reading_noise_deg)
+        self.temperature = np.full(6, AMBIENT_C + 5.0)
+        self.cube_start = np.zeros(3)
+        self.cameras: list[FakeCamera] = []
+        self.time = self.clock.now()
+        self._place_arm(robot.KEYFRAMES["rest"])
+        self.torque = np.zeros(6, dtype=bool)
+        self.power_cycle()
+        self._settle(0.5)
+
+    # -- servos ------------------------------------------------------------------------
+    def power_cycle(self) -> None:
+        """Servos lose torque; their stored goals are what power-up leaves in them."""
+        with self.lock:
+            self.torque[:] = False
+            present = self.data.qpos[self._qadr] + self.offset
+            if self.profile.servo.power_up_goal_zero:
+                # A raw goal of 0 ticks, clamped by the servo's position limits.
+                self.goal = robot.JOINT_RANGES[:, 0].copy()
+            else:
+                self.goal = present.copy()
+            self.pending = deque([self.goal.copy()] * self.profile.servo.latency_steps)
+            self.applied = self.goal.copy()
+            self._apply_torque()
+
+    def _apply_torque(self) -> None:
+        on = self.torque.astype(float)
+        self.model.actuator_gainprm[self._act, 0] = self._kp * on
+        self.model.actuator_biasprm[self._act, 1] = -self._kp * on
+        self.model.actuator_biasprm[self._act, 2] = -self._kv * on
+
+    def write_goals(self, goals: np.ndarray) -> np.ndarray:
+        """Store goals (servo frame, radians) clamped to the position limits."""
+        with self.lock:
+            self.advance()
+            goals = np.clip(goals, robot.JOINT_RANGES[:, 0], robot.JOINT_RANGES[:, 1])
+            self.goal = goals.copy()
+            # Latency: the servo acts on the goal written `latency_steps` writes ago.
+            self.pending.append(goals.copy())
+            self.applied = self.pending.popleft()
+            return goals
+
+    def set_torque(self, enabled) -> None:
+        """Torque on or off, for all joints (bool) or per joint (6 bools)."""
+        with self.lock:
+            self.advance()
+            enabled = np.broadcast_to(np.asarray(enabled, dtype=bool), (6,))
+            if (enabled & ~self.torque).any():
+                # A servo that is switched on drives to its *stored* goal at once.
+                self.applied = self.goal.copy()
+                self.pending = deque([self.goal.copy()] * self.profile.servo.latency_steps)
+            self.torque[:] = enabled
+            self._apply_torque()
+
+    def readings(self) -> np.ndarray:
+        """Encoder readings: true angle + zero offset + noise (radians)."""
+        with self.lock:
+            self.advance()
+            noise = self.noise_rad * self.rng.standard_normal(6) if self.noise_rad else 0.0
+            return self.data.qpos[self._qadr] + self.offset + noise
+
+    # -- physics -----------------------------------------------------------------------
+    def advance(self) -> None:
+        """Step the physics up to the clock's current time."""
+        with self.lock:
+            dt = self.model.opt.timestep
+            now = self.clock.now()
+            while self.time + dt <= now + 1e-12:
+                self._physics_step()
+                self.time += dt
+                for camera in self.cameras:
+                    camera._maybe_capture(self.time)
+
+    def _physics_step(self) -> None:
+        target = self.applied - self.offset  # servo frame -> true joint angle
+        self.data.ctrl[self._act] = np.clip(
+            target, robot.JOINT_RANGES[:, 0], robot.JOINT_RANGES[:, 1]
+        )
+        mujoco.mj_step(self.model, self.data)
+        torque = self.data.actuator_force[self._act]
+        dt = self.model.opt.timestep
+        self.temperature += dt * (
+            HEATING_C_PER_NM2_S * torque**2 - COOLING_PER_S * (self.temperature - AMBIENT_C)
+        )
+
+    def _settle(self, seconds: float) -> None:
+        for _ in range(int(seconds / self.model.opt.timestep)):
+            self._physics_step()
+
+    def _place_arm(self, qpos: np.ndarray) -> None:
+        self.data.qpos[self._qadr] = qpos
+        self.data.qvel[:] = 0.0
+        mujoco.mj_forward(self.model, self.data)
+
+    # -- the operator ------------------------------------------------------------------
+    def place_objects(self, cube_xy, bin_xy=None, yaw: float = 0.0) -> None:
+        """Put the cube (and bin) where the operator *thinks* the layout says: positions
+        are measured from the profile's origin, not necessarily the rotation axis."""
+        with self.lock:
+            self.advance()
+            origin = np.asarray(self.profile.world.origin_offset_m)
+            cube = self.data.qpos[self._cube_qadr : self._cube_qadr + 7]
+            cube[:3] = [*(origin + np.asarray(cube_xy, dtype=float)), self.scene.cube_size_m / 2]
+            cube[3:] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+            self.data.qvel[self.model.joint(CUBE).dofadr[0] :][:6] = 0.0
+            if self._bin >= 0:
+                where = np.asarray(bin_xy if bin_xy is not None else cube_xy, dtype=float)
+                self.data.mocap_pos[self._bin] = [*(origin + where), 0.0]
+            mujoco.mj_forward(self.model, self.data)
+            self.cube_start = cube[:3].copy()
+
+    def sim_state(self) -> SimState:
+        """Ground truth for judging success (never shown to the policy)."""
+        with self.lock:
+            self.advance()
+            cube = self.data.qpos[self._cube_qadr : self._cube_qadr + 7]
+            bin_pos = self.data.mocap_pos[self._bin] if self._bin >= 0 else np.zeros(3)
+            return SimState(
+                qpos=self.data.qpos[self._qadr][None].copy(),
+                qvel=self.data.qvel[self._dof][None].copy(),
+                target=(self.applied - self.offset)[None],
+                pinch=self.data.site_xpos[self._pinch][None].copy(),
+                cube_pos=cube[None, :3].copy(),
+                cube_quat=cube[None, 3:].copy(),
+                cube_start=self.cube_start[None].copy(),
+                bin_pos=np.asarray(bin_pos, dtype=float)[None].copy(),
+                cube_half=np.array([self.scene.cube_size_m / 2]),
+            )
+
+    def success(self) -> bool:
+        return bool(self.task.success(self.sim_state())[0])
+
+
+class FakeArm(Arm):
+    """The fake twin's servos, in LeRobot SO-101 units (degrees; gripper 0..100)."""
+
+    units = ("deg",) * 5 + ("range_0_100",)
+
+    def __init__(self, world: FakeWorld):
+        super().__init__()
+        self.world = world
+        self.connected = False
+        self.unplugged = False
+
+    @property
+    def is_connected(self) -> bool:
+        return self.connected
+
+    def unplug(self) -> None:
+        """Simulate a pulled USB cable: every later call raises ArmDisconnected, and
+        the servos keep doing whatever they were doing."""
+        self.unplugged = True
+
+    def _check(self) -> None:
+        if self.unplugged:
+            raise ArmDisconnected("fake arm: serial port disconnected")
+        if not self.connected:
+            raise ArmDisconnected("fake arm: not connected")
+
+    def _connect(self) -> None:
+        if self.unplugged:
+            raise ArmDisconnected("fake arm: serial port disconnected")
+        self.connected = True
+
+    def _disconnect(self) -> None:
+        self.connected = False
+
+    def _to_backend(self, rad: np.ndarray) -> np.ndarray:
+        raw = self.codecs.from_contract(rad)
+        raw[5] = np.clip(raw[5], 0.0, 100.0)  # LeRobot clips the 0..100 gripper
+        return raw
+
+    def _read_positions(self) -> np.ndarray:
+        self._check()
+        return self._to_backend(self.world.readings())
+
+    def _read_goals(self) -> np.ndarray:
+        self._check()
+        return self._to_backend(self.world.goal)
+
+    def _write_goals(self, goals: np.ndarray) -> np.ndarray:
+        self._check()
+        sent = self.world.write_goals(self.codecs.to_contract(goals))
+        return self._to_backend(sent)
+
+    def _set_torque(self, enabled: bool) -> None:
+        self._check()
+        self.world.set_torque(enabled)
+
+    def _read_temperatures(self) -> np.ndarray:
+        self._check()
+        return self.world.temperature.copy()
+
+
+class FakeCamera(Camera):
+    """The fake twin's wrist camera: renders at its native resolution, queues frames
+    like a V4L2 driver (new frames are dropped while the queue is full, so an
+    unread queue goes stale), and auto-exposes unless locked."""
+
+    def __init__(
+        self,
+        world: FakeWorld,
+        shape: tuple[int, int] = (96, 128),
+        fps: float = 30.0,
+        buffer_frames: int = 4,
+        camera_id: str = "fake_wrist",
+    ):
+        self.world, self.shape, self.fps = world, shape, fps
+        self.buffer: deque[Frame] = deque()
+        self.buffer_frames = buffer_frames
+        self.camera_id = camera_id
+        self.connected = False
+        self.renderer: WristRenderer | None = None
+        self._power_up()
+
+    def _power_up(self) -> None:
+        # Settings live in the camera until it loses power: a lock is forgotten on unplug.
+        self.settings = CameraSettings(auto_exposure=self.world.profile.camera.auto_exposure)
+        self.next_capture = self.world.time
+
+    def unplug_and_replug(self) -> None:
+        """Power-cycle the camera: it comes back with its power-up settings."""
+        self.buffer.clear()
+        self._power_up()
+
+    def connect(self) -> None:
+        with self.world.lock:
+            if self.renderer is None:
+                self.renderer = WristRenderer(self.world.model, 16, 1, shape=self.shape)
+                self._pose_camera()
+            self.buffer.clear()
+            self.next_capture = self.world.time
+            self.world.cameras.append(self)
+            self.connected = True
+
+    def disconnect(self) -> None:
+        with self.world.lock:
+            if self in self.world.cameras:
+                self.world.cameras.remove(self)
+            if self.renderer is not None:
+                self.renderer.close()
+                self.renderer = None
+            self.connected = False
+
+    def _pose_camera(self) -> None:
+        model, cam = self.renderer.model, self.renderer.camera
+        profile = self.world.profile.camera
+        model.cam_pos[cam] += np.asarray(profile.offset_m)
+        quat = np.zeros(4)
+        rotation = _small_rotation_quat(np.deg2rad(np.asarray(profile.rotation_deg)))
+        mujoco.mju_mulQuat(quat, model.cam_quat[cam].copy(), rotation)
+        model.cam_quat[cam] = quat
+        model.cam_fovy[cam] += profile.fov_deg_delta
+
+    def _maybe_capture(self, time: float) -> None:
+        if not self.connected or time + 1e-9 < self.next_capture:
+            return
+        self.next_capture += 1.0 / self.fps
+        if self.next_capture < time:  # after a long pause, resume the frame grid
+            self.next_capture = time + 1.0 / self.fps
+        if len(self.buffer) >= self.buffer_frames:
+            return  # queue full: the driver drops the new frame
+        # Keep the scene as it was at capture; render when read, in the reader's
+        # thread (the GL context belongs to it, and dropped frames cost nothing).
+        world = self.world
+        mocap = world.data.mocap_pos.copy() if world.model.nmocap else None
+        self.buffer.append(Frame((world.data.qpos.copy(), mocap), time))
+
+    def _develop(self, frame: Frame) -> Frame:
+        qpos, mocap = frame.image
+        return Frame(self._expose(self.renderer.render_raw(qpos, mocap)), frame.timestamp)
+
+    def _expose(self, raw: np.ndarray) -> np.ndarray:
+        pixels = raw.astype(np.float32) / 255.0 * self.world.profile.camera.exposure_scale
+        if self.settings.auto_exposure:
+            pixels *= np.clip(AUTO_EXPOSURE_TARGET / max(float(pixels.mean()), 1e-3), 0.25, 6.0)
+        else:
+            pixels *= self.settings.exposure * self.settings.gain
+        return (np.clip(pixels, 0.0, 1.0) * 255 + 0.5).astype(np.uint8)
+
+    def read(self) -> Frame:
+        if not self.connected:
+            raise ConnectionError(f"camera {self.camera_id!r} is not connected")
+        world = self.world
+        for _ in range(int(self.fps) + 2):
+            world.advance()
+            if self.buffer:
+                return self._develop(self.buffer.popleft())
+            # Wait for the next capture, which happens on a physics step boundary.
+            due = max(self.next_capture, world.time + world.model.opt.timestep)
+            world.clock.sleep(max(due - world.clock.now(), 1e-4))
+        raise TimeoutError(f"camera {self.camera_id!r} produced no frame")
+
+    def read_latest(self) -> Frame:
+        self.world.advance()
+        if len(self.buffer) >= self.buffer_frames:
+            # A full queue has been dropping new frames: everything in it may be old.
+            self.buffer.clear()
+        if len(self.buffer) > 1:
+            newest = self.buffer.pop()
+            self.buffer.clear()
+            return self._develop(newest)
+        return self.read()
+
+    def flush(self) -> int:
+        self.world.advance()
+        dropped = len(self.buffer)
+        self.buffer.clear()
+        return dropped
+
+    def get_settings(self) -> CameraSettings:
+        return self.settings
+
+    def apply_settings(self, settings: CameraSettings) -> None:
+        self.settings = settings
+        self.buffer.clear()  # frames taken with the old settings are no use

@@ -1,0 +1,271 @@
+"""The safety layer between any policy and any arm (fake or real).
+
+Each rule answers a failure seen in practice:
+
+- **Torque on without a jump.** Servos can power up with a stored goal of 0
+  while the joint sits elsewhere; enabling torque would slam the arm there.
+  :meth:`SafeArm.enable` writes every goal to the present position, reads it
+  back, and only then enables torque; moves to a pose are ramped.
+- **Every command checked.** NaN/inf is refused (:class:`UnsafeCommand`);
+  targets are clipped to the joint limits and to a maximum change per command.
+- **Never stiff in a crashed process.** On any exception, Ctrl-C or SIGTERM inside
+  ``with SafeArm(...)``, or when the watchdog sees no command for
+  ``watchdog_s``, the fault policy runs: ``release`` (default, as LeRobot's
+  disconnect does) turns torque off at once; ``hold`` holds the present pose
+  for ``hold_s`` seconds so someone can catch the arm, then turns torque off.
+  Either way the arm ends with torque off.
+- **Heat.** :meth:`SafeArm.check_temperatures` (between episodes) stops a run
+  above ``temperature_limit_c``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from realgap.bridge.interfaces import Arm, Clock
+from realgap.errors import RealgapStop
+from realgap.sim import robot
+
+
+class UnsafeCommand(ValueError):
+    """A command the safety layer refuses to send (NaN/inf, wrong shape)."""
+
+
+class SafetyStop(RealgapStop):
+    """The run must stop: the watchdog tripped or a servo is too hot."""
+
+
+@dataclass(frozen=True)
+class SafetyConfig:
+    """Safety limits; the defaults are safe for an SO-101 on a desk."""
+
+    max_step_rad: tuple[float, ...] = (0.06, 0.06, 0.06, 0.06, 0.10, 0.12)
+    """Largest change of a joint's goal per command (policy steps are ~0.015 rad)."""
+    limit_margin_rad: float = 0.02
+    """Goals stay this far inside the joint limits."""
+    ramp_speed_rad_s: float = 0.6
+    """Speed of scripted moves (torque-on ramp, reset motion)."""
+    goal_sync_tolerance_rad: float = 0.05
+    """Stored goals must read back within this of the present position before torque on."""
+    watchdog_s: float = 1.0
+    """Fault if no command arrives for this long during a control loop (wall seconds)."""
+    temperature_limit_c: float = 60.0
+    """Stop between episodes above this servo temperature (STS3215 cut-out is ~70 C)."""
+    on_fault: Literal["release", "hold"] = "release"
+    """What a fault does: torque off now, or hold the pose ``hold_s`` then torque off."""
+    hold_s: float = 2.0
+    """How long ``hold`` holds before releasing."""
+
+    def __post_init__(self) -> None:
+        if len(self.max_step_rad) != 6 or min(self.max_step_rad) <= 0:
+            raise ValueError("safety.max_step_rad needs 6 positive values")
+        if self.on_fault not in ("release", "hold"):
+            raise ValueError(f"safety.on_fault must be 'release' or 'hold', got {self.on_fault!r}")
+        if self.watchdog_s <= 0 or self.ramp_speed_rad_s <= 0:
+            raise ValueError("safety.watchdog_s and ramp_speed_rad_s must be positive")
+
+
+@dataclass
+class SafetyEvent:
+    time: float
+    kind: str
+    detail: str = ""
+
+
+@dataclass
+class SafeArm:
+    """Wraps an :class:`Arm`; the only way realgap commands one."""
+
+    arm: Arm
+    config: SafetyConfig = field(default_factory=SafetyConfig)
+    clock: Clock = field(default_factory=Clock)
+
+    def __post_init__(self) -> None:
+        self.low = robot.JOINT_RANGES[:, 0] + self.config.limit_margin_rad
+        self.high = robot.JOINT_RANGES[:, 1] - self.config.limit_margin_rad
+        self.max_step = np.asarray(self.config.max_step_rad)
+        self.events: list[SafetyEvent] = []
+        self.last_sent: np.ndarray | None = None
+        self.io = threading.RLock()  # the watchdog thread and the loop share the arm
+        self.tripped: str | None = None
+        self._last_feed = time.monotonic()
+        self._watchdog: threading.Thread | None = None
+        self._stop_watchdog = threading.Event()
+        self.watching = False
+
+    def log(self, kind: str, detail: str = "") -> None:
+        self.events.append(SafetyEvent(self.clock.now(), kind, detail))
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def __enter__(self) -> SafeArm:
+        self.arm.connect()
+        self.log("connect")
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            self.fault(f"{exc_type.__name__}: {exc}")
+        self.close()
+
+    def close(self) -> None:
+        """Torque off and disconnect (what every session ends with)."""
+        self._stop_watchdog.set()
+        self.release()
+        try:
+            with self.io:
+                self.arm.disconnect()
+        except ConnectionError as error:
+            self.log("disconnect_failed", str(error))
+
+    # -- torque ----------------------------------------------------------------------------
+    def enable(self) -> np.ndarray:
+        """Goals := present positions, verified, then torque on. Returns the pose held."""
+        with self.io:
+            present = self.arm.read_positions()
+            stored = self.arm.read_goals()
+            jump = np.abs(stored - present)
+            if jump.max() > self.config.goal_sync_tolerance_rad:
+                joint = robot.JOINT_NAMES[int(jump.argmax())]
+                self.log("goal_sync", f"stored goals up to {jump.max():.2f} rad away ({joint})")
+            sent = self.arm.send_goals(np.clip(present, *robot.JOINT_RANGES.T))
+            readback = self.arm.read_goals()
+            if np.abs(readback - sent).max() > self.config.goal_sync_tolerance_rad:
+                raise SafetyStop(
+                    "stored goals did not take the present position (read back "
+                    f"{np.round(readback, 3)}, wrote {np.round(sent, 3)}); torque left off"
+                )
+            self.arm.set_torque(True)
+            self.last_sent = sent
+            self.log("torque_on")
+        self._feed()
+        self._start_watchdog()
+        return sent
+
+    def release(self) -> None:
+        """Torque off (retried; a disconnected arm is logged, not raised)."""
+        with self.io:
+            for attempt in range(3):
+                try:
+                    if self.arm.is_connected:
+                        self.arm.set_torque(False)
+                        self.log("torque_off")
+                    return
+                except ConnectionError as error:
+                    if attempt == 2:
+                        self.log(
+                            "torque_off_failed",
+                            f"{error}: the servos may still hold torque; power them off",
+                        )
+
+    def fault(self, reason: str) -> None:
+        """Apply the fault policy; never raises."""
+        self.log("fault", reason)
+        if self.config.on_fault == "hold":
+            try:
+                with self.io:
+                    self.arm.send_goals(self.arm.read_positions())
+                self.log("hold", f"{self.config.hold_s} s")
+                time.sleep(self.config.hold_s)  # wall time: someone is catching the arm
+            except (ConnectionError, ValueError) as error:
+                self.log("hold_failed", str(error))
+        self.release()
+
+    # -- commands ----------------------------------------------------------------------------
+    def command(self, targets) -> np.ndarray:
+        """Send joint targets (radians) after the checks; returns what was sent."""
+        if self.tripped:
+            raise SafetyStop(f"safety stop: {self.tripped}")
+        targets = np.asarray(targets, dtype=float)
+        if targets.shape != (6,):
+            raise UnsafeCommand(f"command must have 6 joint targets, got shape {targets.shape}")
+        if not np.all(np.isfinite(targets)):
+            bad = [robot.JOINT_NAMES[i] for i in np.nonzero(~np.isfinite(targets))[0]]
+            raise UnsafeCommand(f"command has NaN or inf for {bad}; not sent")
+        if not self.arm.torque_enabled:
+            raise SafetyStop("command while torque is off: call enable() first")
+        clipped = np.clip(targets, self.low, self.high)
+        if self.last_sent is not None:
+            step = np.clip(clipped - self.last_sent, -self.max_step, self.max_step)
+            clipped = self.last_sent + step
+        with self.io:
+            sent = self.arm.send_goals(clipped)
+        self.last_sent = sent
+        self._feed()
+        return sent
+
+    def move_to(self, pose, timeout_s: float = 10.0, tolerance_rad: float = 0.03) -> float:
+        """Ramp to ``pose`` at ``ramp_speed_rad_s``; returns the clock time it settled."""
+        pose = np.clip(np.asarray(pose, dtype=float), self.low, self.high)
+        rate = 30.0
+        step = self.config.ramp_speed_rad_s / rate
+        started = self.clock.now()
+        while True:
+            current = self.last_sent if self.last_sent is not None else self.arm.read_positions()
+            delta = np.clip(pose - current, -step, step)
+            self.command(current + delta)
+            self.clock.sleep(1.0 / rate)
+            reached = np.abs(pose - self.last_sent).max() < 1e-9
+            if reached and np.abs(self.read_positions() - pose).max() < tolerance_rad:
+                return self.clock.now()
+            if self.clock.now() - started > timeout_s:
+                error = np.abs(self.read_positions() - pose)
+                if reached:
+                    self.log("move_timeout", f"settled {error.max():.3f} rad from the pose")
+                    return self.clock.now()
+                raise SafetyStop(f"move_to did not reach the pose in {timeout_s} s")
+
+    def read_positions(self) -> np.ndarray:
+        with self.io:
+            return self.arm.read_positions()
+
+    def check_temperatures(self) -> np.ndarray:
+        """Read temperatures; raise :class:`SafetyStop` above the limit."""
+        with self.io:
+            temperatures = self.arm.read_temperatures()
+        hot = temperatures > self.config.temperature_limit_c
+        if hot.any():
+            names = [f"{robot.JOINT_NAMES[i]} {temperatures[i]:.0f} C" for i in np.nonzero(hot)[0]]
+            self.log("too_hot", ", ".join(names))
+            raise SafetyStop(
+                f"servo temperature above {self.config.temperature_limit_c:.0f} C: "
+                f"{', '.join(names)}; let the arm cool down"
+            )
+        return temperatures
+
+    # -- watchdog -------------------------------------------------------------------------------
+    @contextmanager
+    def control_loop(self):
+        """Arm the watchdog for the duration of a control loop (not between episodes,
+        when the arm holds still while the operator resets the scene)."""
+        self._feed()
+        self.watching = True
+        try:
+            yield self
+        finally:
+            self.watching = False
+
+    def _feed(self) -> None:
+        self._last_feed = time.monotonic()
+
+    def _start_watchdog(self) -> None:
+        if self._watchdog is not None and self._watchdog.is_alive():
+            return
+        self._stop_watchdog.clear()
+        self._watchdog = threading.Thread(target=self._watch, name="realgap-watchdog", daemon=True)
+        self._watchdog.start()
+
+    def _watch(self) -> None:
+        while not self._stop_watchdog.wait(0.02):
+            if not (self.watching and self.arm.torque_enabled):
+                continue
+            silent = time.monotonic() - self._last_feed
+            if silent > self.config.watchdog_s:
+                self.tripped = f"watchdog: no command for {silent:.2f} s"
+                self.fault(self.tripped)
+                return

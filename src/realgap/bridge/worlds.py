@@ -1,0 +1,129 @@
+"""Worlds a policy can be deployed in: the fake arm, or the real SO-101.
+
+A :class:`World` bundles an arm, a camera, a clock, how the scene is set for
+an episode (the fake world places the cube itself; on the real arm the
+operator is asked to), and how success is judged (the fake world's task flag;
+on the real arm the operator's key, with the twin's estimate beside it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from realgap.bridge.interfaces import Arm, Camera, Clock, VirtualClock
+from realgap.bridge.profile import RealityProfile, load_profile
+
+
+@dataclass(frozen=True)
+class Spot:
+    """Where the cube (and bin) go for one episode, in the arm frame (from the rotation axis)."""
+
+    name: str
+    cube_xy: tuple[float, float]
+    bin_xy: tuple[float, float] | None = None
+    yaw: float = 0.0
+    in_distribution: bool = True
+    """Inside the training square (spots outside are reported separately)."""
+
+
+@dataclass
+class World:
+    kind: Literal["fake", "real"]
+    task: str
+    arm: Arm
+    camera: Camera
+    clock: Clock
+    place_scene: Callable[[Spot], None]
+    """Set the scene for a spot (returns once the objects are in place)."""
+    success_now: Callable[[], bool] | None = None
+    """Per-step success flag where the world knows it (fake); None on the real arm."""
+    ask: Callable[[str], str] = input
+    """How the real world asks the operator (replaced in tests)."""
+    name: str = ""
+    extra: dict = field(default_factory=dict)
+    close: Callable[[], None] = lambda: None
+
+    def judge(self, estimate: bool | None, success_flag: bool | None) -> bool:
+        """Episode success: the task flag in the fake world, the operator's key on the arm."""
+        if success_flag is not None:
+            return success_flag
+        hint = "" if estimate is None else f" (twin estimate: {'yes' if estimate else 'no'})"
+        while True:
+            answer = self.ask(f"Success?{hint} [y/n] ").strip().lower()
+            if answer in ("y", "yes", "n", "no"):
+                return answer.startswith("y")
+
+
+def open_fake_world(
+    task: str,
+    profile: RealityProfile | str | None = None,
+    seed: int = 0,
+    realtime: bool = False,
+) -> World:
+    """A fake arm with a hidden reality profile (virtual time unless ``realtime``)."""
+    from realgap.bridge.fake import FakeArm, FakeCamera, FakeWorld
+
+    if not isinstance(profile, RealityProfile):
+        profile = load_profile(profile)
+    clock = Clock() if realtime else VirtualClock()
+    world = FakeWorld(task, profile, clock, seed=seed)
+    camera = FakeCamera(world, camera_id=f"fake_{profile.name}")
+    rng = np.random.default_rng(seed + 1)
+
+    def place(spot: Spot) -> None:
+        # A real operator is a few millimetres and degrees off every time.
+        jitter = rng.normal(0.0, 0.002, 2)
+        world.place_objects(np.asarray(spot.cube_xy) + jitter, spot.bin_xy, spot.yaw)
+
+    return World(
+        kind="fake",
+        task=task,
+        arm=FakeArm(world),
+        camera=camera,
+        clock=clock,
+        place_scene=place,
+        success_now=world.success,
+        name=f"fake:{profile.name}",
+        extra={"world": world, "profile": profile},
+    )
+
+
+def open_real_world(
+    task: str,
+    port: str,
+    robot_id: str,
+    camera_index: int | str = 0,
+    calibration_dir=None,
+    ask: Callable[[str], str] = input,
+) -> World:
+    """The real SO-101 through LeRobot, with an OpenCV wrist camera."""
+    from realgap.bridge.lerobot_arm import LeRobotArm
+    from realgap.bridge.opencv_camera import OpenCVCamera
+
+    arm = LeRobotArm(port=port, robot_id=robot_id, calibration_dir=calibration_dir)
+    camera = OpenCVCamera(camera_index)
+
+    def place(spot: Spot) -> None:
+        where = f"x={spot.cube_xy[0] * 100:.1f} cm, y={spot.cube_xy[1] * 100:.1f} cm"
+        bin_text = ""
+        if spot.bin_xy is not None:
+            bin_text = f"; bin at x={spot.bin_xy[0] * 100:.1f} cm, y={spot.bin_xy[1] * 100:.1f} cm"
+        ask(
+            f"[{spot.name}] place the cube at {where} from the shoulder_pan rotation axis"
+            f"{bin_text}, then press Enter "
+        )
+
+    return World(
+        kind="real",
+        task=task,
+        arm=arm,
+        camera=camera,
+        clock=Clock(),
+        place_scene=place,
+        ask=ask,
+        name=f"real:{robot_id}",
+    )

@@ -1,0 +1,104 @@
+"""``realgap deploy``: run a policy on a fake or real SO-101 at a fixed rate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def add_world_arguments(parser) -> None:
+    """Options every command that opens a world shares (deploy, eval, camera)."""
+    parser.add_argument("--world", choices=["fake", "real"], default="fake")
+    parser.add_argument(
+        "--profile",
+        default="typical_so101",
+        help="fake world: a shipped reality profile name or a TOML file (default typical_so101)",
+    )
+    parser.add_argument("--port", help="real world: the arm's serial port, e.g. /dev/ttyACM0")
+    parser.add_argument("--robot-id", default="so101", help="real world: LeRobot calibration id")
+    parser.add_argument("--calibration-dir", type=Path, help="real world: LeRobot calibration dir")
+    parser.add_argument("--camera", default="0", help="real world: camera index or device path")
+    parser.add_argument(
+        "--realtime", action="store_true", help="fake world: run in wall-clock time"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def open_world(args, task: str):
+    from realgap.bridge.worlds import open_fake_world, open_real_world
+
+    if args.world == "fake":
+        return open_fake_world(task, args.profile, seed=args.seed, realtime=args.realtime)
+    if not args.port:
+        raise ValueError("--world real needs --port (the arm's serial port)")
+    camera = int(args.camera) if str(args.camera).isdigit() else args.camera
+    return open_real_world(task, args.port, args.robot_id, camera, args.calibration_dir)
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "deploy",
+        help="run a policy on a fake arm (hidden reality profile) or the real SO-101",
+    )
+    parser.add_argument("policy", type=Path, help="policy folder (or run folder holding policy/)")
+    add_world_arguments(parser)
+    parser.add_argument("--episodes", type=int, default=3)
+    parser.add_argument("--hz", type=float, default=15.0, help="control rate on the arm")
+    parser.add_argument(
+        "--action-scale", type=float, default=0.15, help="fraction of the training action scale"
+    )
+    parser.add_argument("--steps", type=int, help="steps per episode (default: from the scales)")
+    parser.add_argument(
+        "--on-fault",
+        choices=["release", "hold"],
+        default="release",
+        help="on a crash, Ctrl-C or watchdog: torque off now, or hold then release",
+    )
+    parser.add_argument("--out", type=Path, help="folder for recordings and deploy.json")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    import numpy as np
+    from rich.console import Console
+
+    from realgap.bridge.deploy import run_session
+    from realgap.bridge.env import DeployConfig
+    from realgap.bridge.safety import SafetyConfig
+    from realgap.bridge.worlds import Spot
+    from realgap.cli.export import policy_folder
+    from realgap.policy.checkpoint import load_contract
+    from realgap.sim.tasks import make_task
+
+    console = Console()
+    folder = policy_folder(args.policy)
+    contract = load_contract(folder)
+    task = make_task(contract.task)
+    rng = np.random.default_rng(args.seed)
+    cubes = task.sample_cube_xy(rng, args.episodes)
+    bins = task.sample_bin_xy(rng, cubes) if task.has_bin else [None] * args.episodes
+    spots = [
+        Spot(f"random{i}", tuple(cube), None if b is None else tuple(b))
+        for i, (cube, b) in enumerate(zip(cubes, bins))
+    ]
+    config = DeployConfig(
+        control_hz=args.hz, action_scale=args.action_scale, episode_steps=args.steps
+    )
+    world = open_world(args, contract.task)
+
+    def report(result) -> None:
+        mark = "[green]success[/]" if result.success else "[red]failure[/]"
+        console.print(f"  {result.spot}: {mark} ({result.steps} steps)")
+
+    console.print(f"{contract.task} on {world.name}: {args.episodes} episodes at {args.hz} Hz")
+    summary = run_session(
+        world, folder, spots, args.out, config, SafetyConfig(on_fault=args.on_fault), report
+    )
+    timing = summary["timing"]
+    console.print(
+        f"success {summary['success_rate']:.0%} over {summary['episodes']} episodes; loop "
+        f"{timing['period_mean_ms']:.1f} ms mean, {timing['period_p99_ms']:.1f} ms p99, "
+        f"{timing['overruns']} overruns; policy {timing['compute_mean_ms']:.2f} ms"
+    )
+    if args.out:
+        console.print(f"recordings and deploy.json in {args.out}")
+    return 0

@@ -1,0 +1,251 @@
+"""Fault injection on the fake arm: every plumbing failure is prevented or detected.
+
+Each test reproduces one failure from practice (see the README): a jump at
+torque-on, a crash that left motors on, a stale first frame, auto-exposure,
+a mismatched policy, a pulled cable, a hot servo, NaN actions.
+"""
+
+import numpy as np
+import pytest
+
+from realgap.bridge.camera_lock import CameraCheckFailed, check_camera, lock_camera
+from realgap.bridge.deploy import run_session
+from realgap.bridge.env import DeployConfig
+from realgap.bridge.interfaces import ArmDisconnected
+from realgap.bridge.recording import load_episode
+from realgap.bridge.safety import SafeArm, SafetyConfig, SafetyStop, UnsafeCommand
+from realgap.bridge.worlds import Spot, open_fake_world
+from realgap.policy.checkpoint import save_policy
+from realgap.policy.contract import ContractMismatch, PolicyContract
+from realgap.policy.networks import VisualPolicy
+from realgap.sim import robot
+
+CONTRACT = PolicyContract(
+    task="Reach", image_size=16, control_hz=10.0, action_scale=(0.1, 0.1, 0.1, 0.1, 0.1, 0.2)
+)
+SPOTS = [Spot("centre", (0.2, 0.0)), Spot("left", (0.15, 0.06))]
+SHORT = DeployConfig(episode_steps=12)
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("REALGAP_HOME", str(tmp_path / "home"))
+    return tmp_path
+
+
+@pytest.fixture
+def policy_dir(tmp_path):
+    return save_policy(tmp_path / "policy", VisualPolicy(), CONTRACT)
+
+
+def locked_world(profile="typical_so101", **kwargs):
+    """A fake world whose camera was locked at the start pose (as `realgap camera lock`)."""
+    world = open_fake_world("Reach", profile, **kwargs)
+    world.camera.connect()
+    with SafeArm(world.arm, clock=world.clock) as arm:
+        arm.enable()
+        arm.move_to(robot.KEYFRAMES["start"])
+        lock_camera(world.camera)
+    world.camera.disconnect()
+    return open_fake_world("Reach", profile, **kwargs)
+
+
+class Raises:
+    """A policy that fails on its ``at``-th call."""
+
+    def __init__(self, at, error=None):
+        self.calls, self.at = 0, at
+        self.error = error or RuntimeError("policy crashed")
+
+    def __call__(self, image, state):
+        self.calls += 1
+        if self.calls == self.at:
+            raise self.error
+        return np.zeros(6)
+
+
+def use_policy(monkeypatch, policy):
+    import realgap.bridge.deploy as deploy
+
+    monkeypatch.setattr(deploy, "load_runtime_policy", lambda folder: (policy, CONTRACT))
+
+
+def test_power_up_goal_zero_would_jump_but_safe_enable_does_not(home):
+    world = open_fake_world("Reach", "typical_so101").extra["world"]
+    from realgap.bridge.fake import FakeArm
+
+    raw = FakeArm(world)
+    raw.connect()
+    before = raw.read_positions()
+    assert np.abs(raw.read_goals() - before).max() > 1.0  # the stored goal reads 0 ticks
+    raw.set_torque(True)  # what LeRobot's configure() does
+    world.clock.sleep(1.0)
+    assert np.abs(raw.read_positions() - before).max() > 0.5  # the arm jumped
+
+    world = open_fake_world("Reach", "typical_so101").extra["world"]
+    safe = SafeArm(FakeArm(world), clock=world.clock)
+    with safe:
+        before = safe.read_positions()
+        safe.enable()
+        world.clock.sleep(1.0)
+        moved = np.abs(safe.read_positions() - before).max()
+    assert moved < 0.05, moved
+    assert any(event.kind == "goal_sync" for event in safe.events)
+
+
+def test_every_first_frame_is_fresh(home, policy_dir):
+    summary = run_session(locked_world(), policy_dir, SPOTS, out=home / "run", config=SHORT)
+    for result in summary["results"]:
+        assert result["first_frame_time"] >= result["settled_time"]
+    # The control: without the flush, the first read after a reset is a frame from before.
+    world = locked_world()
+    world.camera.connect()
+    with SafeArm(world.arm, clock=world.clock) as arm:
+        arm.enable()
+        world.camera.read()
+        settled = arm.move_to(robot.KEYFRAMES["start"])
+        assert world.camera.read().timestamp < settled  # stale
+        assert world.camera.read_fresh(settled).timestamp >= settled
+
+
+def test_crash_mid_episode_releases_torque_and_keeps_the_data(home, policy_dir, monkeypatch):
+    world = locked_world()
+    use_policy(monkeypatch, Raises(at=8))
+    with pytest.raises(RuntimeError, match="policy crashed"):
+        run_session(world, policy_dir, SPOTS, out=home / "run", config=SHORT)
+    assert not world.extra["world"].torque.any()  # not left stiff
+    episode = load_episode(home / "run" / "episode_000.npz")
+    assert len(episode) == 7 and episode.meta["status"].startswith("interrupted: RuntimeError")
+
+
+def test_hold_policy_holds_then_releases(home, policy_dir, monkeypatch):
+    world = locked_world()
+    fake = world.extra["world"]
+    use_policy(monkeypatch, Raises(at=3, error=KeyboardInterrupt()))
+    seen = []
+    monkeypatch.setattr(
+        "realgap.bridge.safety.time.sleep", lambda s: seen.append(bool(fake.torque.all()))
+    )
+    safety = SafetyConfig(on_fault="hold", hold_s=0.01)
+    with pytest.raises(KeyboardInterrupt):
+        run_session(world, policy_dir, SPOTS, out=home / "run", config=SHORT, safety=safety)
+    assert seen == [True]  # torque on while holding...
+    assert not fake.torque.any()  # ...then off
+
+
+def test_watchdog_releases_a_hung_loop(home, policy_dir, monkeypatch):
+    import time
+
+    def hang(image, state):
+        time.sleep(0.4)
+        return np.zeros(6)
+
+    world = locked_world()
+    use_policy(monkeypatch, hang)
+    with pytest.raises(SafetyStop, match="watchdog"):
+        run_session(world, policy_dir, SPOTS, config=SHORT, safety=SafetyConfig(watchdog_s=0.15))
+    assert not world.extra["world"].torque.any()
+
+
+def test_nan_action_is_refused_and_data_kept(home, policy_dir, monkeypatch):
+    world = locked_world()
+    use_policy(monkeypatch, lambda image, state: np.full(6, np.nan))
+    with pytest.raises(UnsafeCommand, match="NaN"):
+        run_session(world, policy_dir, SPOTS, out=home / "run", config=SHORT)
+    assert not world.extra["world"].torque.any()
+    assert load_episode(home / "run" / "episode_000.npz").meta["status"].startswith("interrupted")
+
+
+def test_auto_exposure_fails_the_camera_check(home):
+    world = locked_world()
+    world.camera.connect()
+    with SafeArm(world.arm, clock=world.clock) as arm:
+        arm.enable()
+        arm.move_to(robot.KEYFRAMES["start"])
+        # A new session: the camera powered up with auto-exposure on, the lock forgotten.
+        with pytest.raises(CameraCheckFailed, match="auto-exposure is ON") as failure:
+            check_camera(world.camera)
+        assert "brightness" in str(failure.value)  # and the black cloth reads brighter
+        lock_camera(world.camera)
+        assert check_camera(world.camera)["ok"]
+        world.camera.unplug_and_replug()
+        with pytest.raises(CameraCheckFailed, match="auto-exposure is ON"):
+            check_camera(world.camera)
+
+
+def test_missing_lock_is_a_clear_error(home, policy_dir):
+    with pytest.raises(CameraCheckFailed, match="realgap camera lock"):
+        run_session(open_fake_world("Reach", "typical_so101"), policy_dir, SPOTS, config=SHORT)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("image_size", 128),  # more pixels than the 96x128 camera's square crop
+        ("camera_fovy", 60.0),
+        ("joint_names", ("pan", "lift", "elbow", "wrist", "roll", "gripper")),
+        ("task", "PickCube"),
+    ],
+)
+def test_policy_with_another_contract_is_refused(home, tmp_path, field, value):
+    contract = PolicyContract(**{**CONTRACT.to_dict(), field: value})
+    folder = save_policy(tmp_path / "other", VisualPolicy(image_size=contract.image_size), contract)
+    world = locked_world()
+    with pytest.raises(ContractMismatch, match=field):
+        run_session(world, folder, SPOTS, config=SHORT)
+    assert not world.extra["world"].torque.any()
+
+
+def test_action_scale_the_safety_layer_would_clip_is_refused(home, policy_dir):
+    config = DeployConfig(episode_steps=5, action_scale=1.0)
+    with pytest.raises(ContractMismatch, match="action_scale"):
+        run_session(locked_world(), policy_dir, SPOTS, config=config)
+
+
+def test_pulled_cable_stops_the_run_and_keeps_the_data(home, policy_dir, monkeypatch):
+    world = locked_world()
+
+    def unplug_at_five(image, state, calls=[]):  # noqa: B006 - a call counter
+        calls.append(1)
+        if len(calls) == 5:
+            world.arm.unplug()
+        return np.zeros(6)
+
+    use_policy(monkeypatch, unplug_at_five)
+    with pytest.raises(ArmDisconnected):
+        run_session(world, policy_dir, SPOTS, out=home / "run", config=SHORT)
+    assert (
+        load_episode(home / "run" / "episode_000.npz")
+        .meta["status"]
+        .startswith("interrupted: ArmDisconnected")
+    )
+
+
+def test_hot_servo_stops_between_episodes(home, policy_dir):
+    world = locked_world()
+    world.extra["world"].temperature[2] = 80.0
+    with pytest.raises(SafetyStop, match="elbow_flex"):
+        run_session(world, policy_dir, SPOTS, config=SHORT)
+    assert not world.extra["world"].torque.any()
+
+
+def test_session_reports_loop_timing_and_records_every_step(home, policy_dir):
+    summary = run_session(locked_world(), policy_dir, SPOTS, out=home / "run", config=SHORT)
+    timing = summary["timing"]
+    assert timing["steps"] == 2 * 12 and timing["overruns"] == 0
+    assert timing["period_mean_ms"] == pytest.approx(1000 / 15, abs=1e-3)
+    episode = load_episode(home / "run" / "episode_001.npz")
+    assert episode.images.shape == (12, 16, 16, 3) and episode.meta["status"] == "complete"
+    assert summary["checks"]["joint_units"][5] == "range_0_100"
+
+
+def test_commands_are_clipped_to_limits_and_max_step(home):
+    world = open_fake_world("Reach", "nominal")
+    with SafeArm(world.arm, clock=world.clock) as arm:
+        start = arm.enable()
+        inward = -np.sign(start)  # towards mid-range, where there is room to move
+        sent = arm.command(start + inward)
+        assert np.allclose(np.abs(sent - start), arm.max_step, atol=1e-6)
+        for _ in range(100):
+            sent = arm.command(np.full(6, 10.0))
+        assert np.all(sent <= robot.JOINT_RANGES[:, 1])
