@@ -121,6 +121,7 @@ def test_policy_runs_through_lerobot_on_the_twin(tmp_path, calibration_dir, monk
     )
     policy = save_policy(tmp_path / "policy", VisualPolicy(), contract)
     fake = FakeWorld("Reach", load_profile("nominal"), Clock())
+    prompts = []
     with STS3215Chain(physics=FakeWorldServos(fake)) as chain:
         world = World(
             kind="real",
@@ -129,13 +130,16 @@ def test_policy_runs_through_lerobot_on_the_twin(tmp_path, calibration_dir, monk
             camera=FakeCamera(fake),
             clock=Clock(),
             place_scene=lambda spot: fake.place_objects(spot.cube_xy),
-            success_now=fake.success,
+            ask=lambda prompt: prompts.append(prompt) or "n",
             name="real:emulated",
         )
         config = DeployConfig(episode_steps=8, check_camera_lock=False)
         summary = run_session(world, policy, [Spot("centre", (0.2, 0.0))], tmp_path / "run", config)
         assert summary["episodes"] == 1 and summary["timing"]["steps"] == 8
         assert summary["checks"]["joint_units"] == ["deg"] * 5 + ["range_0_100"]
+        # The operator judged the episode, with the twin's estimate beside the prompt.
+        assert len(prompts) == 1 and "twin estimate: no" in prompts[0]
+        assert summary["results"][0]["success"] is False
         # The twin moved where LeRobot sent it: within a servo's tracking error.
         assert np.abs(fake.readings() - robot.KEYFRAMES["start"]).max() < 0.15
         assert not fake.torque.any()

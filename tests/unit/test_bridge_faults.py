@@ -224,8 +224,8 @@ def test_pulled_cable_stops_the_run_and_keeps_the_data(home, policy_dir, monkeyp
 def test_hot_servo_stops_between_episodes(home, policy_dir):
     world = locked_world()
     world.extra["world"].temperature[2] = 80.0
-    with pytest.raises(SafetyStop, match="elbow_flex"):
-        run_session(world, policy_dir, SPOTS, config=SHORT)
+    summary = run_session(world, policy_dir, SPOTS * 2, config=SHORT)
+    assert summary["episodes"] == 1 and "elbow_flex" in summary["stopped"]  # results kept
     assert not world.extra["world"].torque.any()
 
 

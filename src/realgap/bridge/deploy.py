@@ -22,14 +22,14 @@ import numpy as np
 from realgap.bridge.camera_lock import load_lock
 from realgap.bridge.env import DeployConfig, RealWorldEnv
 from realgap.bridge.recording import EpisodeRecorder
-from realgap.bridge.safety import SafeArm, SafetyConfig
+from realgap.bridge.safety import SafeArm, SafetyConfig, SafetyStop
 from realgap.bridge.worlds import Spot, World
 from realgap.policy.contract import ContractMismatch, PolicyContract
 from realgap.sim.tasks import make_task
 
 
 def load_runtime_policy(folder: str | Path) -> tuple[Callable, PolicyContract]:
-    """``policy(image, state) -> action`` for one observation, and its contract.
+    """``policy(image, state) -> action`` (one observation or a batch) and its contract.
     Uses the ONNX export (onnxruntime + numpy only) when present, else torch."""
     from realgap.policy.checkpoint import load_contract
 
@@ -46,8 +46,11 @@ def load_runtime_policy(folder: str | Path) -> tuple[Callable, PolicyContract]:
     network, contract = load_policy(folder)
 
     def act(image, state):
+        image, state = np.asarray(image, dtype=np.uint8), np.asarray(state, dtype=np.float32)
+        if image.ndim == 3:
+            return act(image[None], state[None])[0]
         with torch.no_grad():
-            return network(torch.from_numpy(image[None]), torch.from_numpy(state[None]))[0].numpy()
+            return network(torch.from_numpy(image), torch.from_numpy(state)).numpy()
 
     return act, contract
 
@@ -85,6 +88,11 @@ class EpisodeResult:
     settled_time: float
     path: str | None = None
     estimate: bool | None = None
+    """The twin's guess from joint readings (real arm), shown beside the operator's key."""
+    reason: str | None = None
+    """Why it failed, where the world can tell (fake); ``unknown`` on the real arm."""
+    success_step: int | None = None
+    """First step at which the task's success flag held (fake), else None."""
 
 
 def run_episode(
@@ -95,16 +103,22 @@ def run_episode(
     steps: int,
     timing: LoopTiming,
     recorder: EpisodeRecorder,
-) -> tuple[bool | None, bool | None]:
-    """One episode; returns (success flag where the world knows it, twin estimate)."""
+) -> dict:
+    """One episode; returns the world's success flag and failure reason where it knows
+    them (fake), the twin's estimate where it does not (real), and the first success step."""
+    from realgap.eval.estimate import TwinEstimator
+    from realgap.eval.failures import EpisodeTracker
+
     clock = world.clock
     obs = env.reset(lambda: world.place_scene(spot))
     recorder.meta["first_frame_time"] = float(obs["frame_time"])
     recorder.meta["settled_time"] = float(env.settled_at)
-    success = False if world.success_now is not None else None
+    tracker = EpisodeTracker(make_task(world.task), 1) if world.truth is not None else None
+    estimator = TwinEstimator(world.task, spot) if world.truth is None else None
+    success_step = None
     tick = clock.now()
     with env.arm.control_loop():
-        for _ in range(steps):
+        for step in range(steps):
             started, wall = clock.now(), time.perf_counter()
             action = np.asarray(policy(obs["image"], obs["state"]), dtype=float)
             sent = env.act(action)["sent"]
@@ -119,9 +133,20 @@ def run_episode(
                 clock.sleep(-late)
             timing.periods.append(clock.now() - started)
             obs = env.observe()
-            if world.success_now is not None:
-                success = success or world.success_now()
-    return success, None
+            if tracker is not None:
+                tracker.update(*world.truth())
+                if success_step is None and tracker.success[0]:
+                    success_step = step + 1
+            else:
+                estimator.update(obs["state"][:6], obs["state"][6:])
+    if tracker is not None:
+        return {
+            "success": bool(tracker.success[0]),
+            "reason": tracker.reasons()[0],
+            "success_step": success_step,
+            "estimate": None,
+        }
+    return {"success": None, "reason": None, "success_step": None, "estimate": estimator.estimate()}
 
 
 def run_session(
@@ -143,6 +168,7 @@ def run_session(
     out = Path(out) if out is not None else None
     timing = LoopTiming(1.0 / config.control_hz)
     results: list[EpisodeResult] = []
+    stopped = None
     safe = SafeArm(world.arm, safety or SafetyConfig(), world.clock)
     world.camera.connect()
     try:
@@ -161,14 +187,15 @@ def run_session(
                 )
                 path = out / f"episode_{index:03d}.npz" if out else None
                 try:
-                    flag, estimate = run_episode(env, world, policy, spot, steps, timing, recorder)
+                    outcome = run_episode(env, world, policy, spot, steps, timing, recorder)
                 except BaseException as error:
                     if path is not None:
                         recorder.save(path, status=f"interrupted: {type(error).__name__}: {error}")
                     raise
-                success = world.judge(estimate, flag)
+                success = world.judge(outcome["estimate"], outcome["success"])
+                reason = None if success else (outcome["reason"] or "unknown")
                 if path is not None:
-                    recorder.save(path, success=bool(success))
+                    recorder.save(path, success=bool(success), reason=reason)
                 result = EpisodeResult(
                     spot.name,
                     bool(success),
@@ -177,12 +204,19 @@ def run_session(
                     recorder.meta["first_frame_time"],
                     recorder.meta["settled_time"],
                     str(path) if path else None,
-                    estimate,
+                    outcome["estimate"],
+                    reason,
+                    outcome["success_step"],
                 )
                 results.append(result)
                 if progress is not None:
                     progress(result)
-                safe.check_temperatures()
+                try:
+                    safe.check_temperatures()
+                except SafetyStop as stop:
+                    # Stop the run, not the report: what was measured so far stands.
+                    stopped = str(stop)
+                    break
     finally:
         world.camera.disconnect()
         world.close()
@@ -196,6 +230,7 @@ def run_session(
         "timing": timing.summary(),
         "safety_events": [asdict(event) for event in safe.events],
         "results": [asdict(r) for r in results],
+        "stopped": stopped,
     }
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)

@@ -55,8 +55,9 @@ class SafetyConfig:
     """Stored goals must read back within this of the present position before torque on."""
     watchdog_s: float = 1.0
     """Fault if no command arrives for this long during a control loop (wall seconds)."""
-    temperature_limit_c: float = 60.0
-    """Stop between episodes above this servo temperature (STS3215 cut-out is ~70 C)."""
+    temperature_limit_c: float = 65.0
+    """Stop between episodes above this servo temperature (the STS3215's own cut-out,
+    Max_Temperature_Limit, is 70 C)."""
     on_fault: Literal["release", "hold"] = "release"
     """What a fault does: torque off now, or hold the pose ``hold_s`` then torque off."""
     hold_s: float = 2.0

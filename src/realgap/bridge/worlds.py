@@ -16,6 +16,7 @@ import numpy as np
 
 from realgap.bridge.interfaces import Arm, Camera, Clock, VirtualClock
 from realgap.bridge.profile import RealityProfile, load_profile
+from realgap.sim import robot
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,9 @@ class World:
     clock: Clock
     place_scene: Callable[[Spot], None]
     """Set the scene for a spot (returns once the objects are in place)."""
-    success_now: Callable[[], bool] | None = None
-    """Per-step success flag where the world knows it (fake); None on the real arm."""
+    truth: Callable[[], tuple] | None = None
+    """Privileged state where the world has it (fake): ``(SimState, camera position,
+    camera matrix, fovy)`` for success flags and failure reasons; None on the real arm."""
     ask: Callable[[str], str] = input
     """How the real world asks the operator (replaced in tests)."""
     name: str = ""
@@ -63,8 +65,10 @@ def open_fake_world(
     profile: RealityProfile | str | None = None,
     seed: int = 0,
     realtime: bool = False,
+    operator_s: float = 10.0,
 ) -> World:
-    """A fake arm with a hidden reality profile (virtual time unless ``realtime``)."""
+    """A fake arm with a hidden reality profile (virtual time unless ``realtime``);
+    ``operator_s`` of virtual time pass while the "operator" resets each episode."""
     from realgap.bridge.fake import FakeArm, FakeCamera, FakeWorld
 
     if not isinstance(profile, RealityProfile):
@@ -73,8 +77,22 @@ def open_fake_world(
     world = FakeWorld(task, profile, clock, seed=seed)
     camera = FakeCamera(world, camera_id=f"fake_{profile.name}")
     rng = np.random.default_rng(seed + 1)
+    camera_id = world.model.camera(robot.WRIST_CAMERA).id
+
+    def truth() -> tuple:
+        state = world.sim_state()  # advances the physics to now, then reads
+        fovy = float(world.model.cam_fovy[camera_id])
+        return (
+            state,
+            world.data.cam_xpos[camera_id][None],
+            world.data.cam_xmat[camera_id][None],
+            fovy,
+        )
 
     def place(spot: Spot) -> None:
+        if not realtime:
+            # Resetting the scene takes an operator a while; the servos cool meanwhile.
+            clock.sleep(operator_s)
         # A real operator is a few millimetres and degrees off every time.
         jitter = rng.normal(0.0, 0.002, 2)
         world.place_objects(np.asarray(spot.cube_xy) + jitter, spot.bin_xy, spot.yaw)
@@ -86,7 +104,7 @@ def open_fake_world(
         camera=camera,
         clock=clock,
         place_scene=place,
-        success_now=world.success,
+        truth=truth,
         name=f"fake:{profile.name}",
         extra={"world": world, "profile": profile},
     )

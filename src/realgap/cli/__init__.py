@@ -12,8 +12,9 @@ import sys
 
 from realgap import __version__
 from realgap.cli import bench, camera, deploy, export, model, toy, train, view
+from realgap.cli import eval as eval_
 
-COMMANDS = [toy, model, view, train, export, bench, deploy, camera]
+COMMANDS = [toy, model, view, train, export, bench, deploy, camera, eval_]
 """Subcommand modules, in the order ``realgap --help`` lists them."""
 
 

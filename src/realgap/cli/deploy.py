@@ -5,9 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def add_world_arguments(parser) -> None:
+def add_world_arguments(parser, worlds=("fake", "real"), default="fake") -> None:
     """Options every command that opens a world shares (deploy, eval, camera)."""
-    parser.add_argument("--world", choices=["fake", "real"], default="fake")
+    parser.add_argument(
+        "--world",
+        choices=worlds,
+        default=default,
+        help="sim: the nominal twin; fake: a twin with a hidden reality profile; real: the arm",
+    )
     parser.add_argument(
         "--profile",
         default="typical_so101",
@@ -99,6 +104,8 @@ def run(args) -> int:
         f"{timing['period_mean_ms']:.1f} ms mean, {timing['period_p99_ms']:.1f} ms p99, "
         f"{timing['overruns']} overruns; policy {timing['compute_mean_ms']:.2f} ms"
     )
+    if summary["stopped"]:
+        console.print(f"[yellow]stopped early: {summary['stopped']}[/]")
     if args.out:
         console.print(f"recordings and deploy.json in {args.out}")
     return 0

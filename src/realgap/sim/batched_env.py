@@ -157,6 +157,17 @@ class BatchedEnv:
         self._reset_envs(np.arange(self.num_envs))
         return self._observe(), {}
 
+    def reset_to(
+        self, cube_xy, bin_xy=None, yaw=None, seed: int | None = None
+    ) -> tuple[dict, dict]:
+        """Reset every env with the cube (and bin) at given arm-frame positions,
+        (n, 2) or one (2,) for all, and optionally the cube yaw (radians): how
+        matched evaluation places its test spots."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        self._reset_envs(np.arange(self.num_envs), cube_xy=cube_xy, bin_xy=bin_xy, yaw=yaw)
+        return self._observe(), {}
+
     def _apply_params(self, ids: np.ndarray, params: EpisodeParams) -> None:
         nom, exp = self._nominal, self._expanded
         body, geom = self._cube_body, self._cube_geom
@@ -180,7 +191,7 @@ class BatchedEnv:
         # contact solver uses; stale ones make light cubes blow up.
         self.batch.set_const(ids)
 
-    def _reset_envs(self, ids: np.ndarray, cube_xy=None, bin_xy=None) -> None:
+    def _reset_envs(self, ids: np.ndarray, cube_xy=None, bin_xy=None, yaw=None) -> None:
         """Reset ``ids``; optional arm-frame cube/bin positions override the task's draw."""
         n = len(ids)
         fresh = sample_episode(self.randomization, self.rng, n)
@@ -197,7 +208,8 @@ class BatchedEnv:
         cube_arm = self.task.sample_cube_xy(self.rng, n) if cube_xy is None else np.asarray(cube_xy)
         cube_arm = np.broadcast_to(cube_arm, (n, 2))
         half = self._nominal["geom_size"][self._cube_geom, 0] * fresh.cube_size_scale
-        yaw = self.rng.uniform(-np.pi / 4, np.pi / 4, n)
+        drawn = self.rng.uniform(-np.pi / 4, np.pi / 4, n)  # drawn always: same stream
+        yaw = drawn if yaw is None else np.broadcast_to(np.asarray(yaw, dtype=float), (n,))
         qpos = self.qpos[ids]
         qpos[:, self._qadr] = start
         qpos[:, self._cube_qadr : self._cube_qadr + 3] = np.column_stack(

@@ -1,0 +1,92 @@
+"""``realgap eval``: matched evaluation of a policy on a layout, in any world."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from realgap.cli.deploy import add_world_arguments
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "eval",
+        help="success per test spot with 95%% intervals, in the sim, a fake arm or the real one",
+    )
+    parser.add_argument("policy", type=Path, help="policy folder (or run folder holding policy/)")
+    add_world_arguments(parser, worlds=("sim", "fake", "real"), default="sim")
+    parser.add_argument("--layout", type=Path, help="layout TOML (default: the shipped 13 spots)")
+    parser.add_argument("--trials", type=int, default=39, help="episodes in total over the spots")
+    parser.add_argument("--hz", type=float, default=15.0, help="fake/real: control rate")
+    parser.add_argument("--action-scale", type=float, default=0.15)
+    parser.add_argument("--steps", type=int, help="fake/real: steps per episode")
+    parser.add_argument("--json", type=Path, help="write the result here")
+    parser.add_argument("--out", type=Path, help="folder for recordings and eval_<world>.json")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from rich.progress import Progress
+
+    from realgap.bridge.env import DeployConfig
+    from realgap.cli.deploy import open_world
+    from realgap.cli.export import policy_folder
+    from realgap.eval.layout import load_layout
+    from realgap.eval.matched import evaluate
+
+    folder = policy_folder(args.policy)
+    layout = load_layout(args.layout)
+    config = DeployConfig(
+        control_hz=args.hz, action_scale=args.action_scale, episode_steps=args.steps
+    )
+    with Progress(transient=True) as progress:
+        bar = progress.add_task(f"eval ({args.world})", total=args.trials)
+        result = evaluate(
+            folder,
+            args.world,
+            layout,
+            args.trials,
+            open_world=lambda task: open_world(args, task),
+            deploy_config=config,
+            seed=args.seed,
+            out=args.out,
+            progress=lambda n: progress.update(bar, advance=n),
+        )
+    print_result(result)
+    if result.get("stopped"):
+        print(f"stopped early: {result['stopped']}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        public = {k: v for k, v in result.items() if k != "episodes"}
+        args.json.write_text(json.dumps(public, indent=2, default=str))
+    return 0
+
+
+def print_result(result: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{result['task']} on {result['world']} ({result['layout']} layout)")
+    for column in ("spot", "cube (cm)", "success", "95% interval", "trials", "failures"):
+        table.add_column(column)
+    for spot in result["spots"]:
+        low, high = spot["ci95"]
+        name = spot["name"] + ("" if spot["in_distribution"] else " (outside training)")
+        failures = ", ".join(f"{k} x{v}" for k, v in spot["failures"].items())
+        table.add_row(
+            name,
+            f"{spot['cube'][0] * 100:.0f}, {spot['cube'][1] * 100:.0f}",
+            "-" if spot["success_rate"] is None else f"{spot['success_rate']:.0%}",
+            f"{low:.0%}-{high:.0%}",
+            str(spot["trials"]),
+            failures,
+        )
+    console = Console()
+    console.print(table)
+    labels = {"overall": "inside the training square", "out_of_distribution": "outside it"}
+    for key, label in labels.items():
+        part = result[key]
+        if part["trials"]:
+            low, high = part["ci95"]
+            rate = part["success_rate"]
+            console.print(f"{label}: {rate:.0%} ({low:.0%}-{high:.0%}, {part['trials']} trials)")

@@ -1,0 +1,77 @@
+"""Why an episode failed, told from privileged state (sim and fake worlds).
+
+:class:`EpisodeTracker` watches every step of a batch of episodes and names
+each failure: ``never saw the cube`` (it never entered the wrist camera's
+field of view), ``never grasped``, ``grasp slipped`` (lost while the jaws were
+commanded closed), ``released early`` (opened outside the bin), or
+``timed out``. On the real arm there is no privileged state: the operator's
+judgement stands and the reason is ``unknown``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from realgap.sim.tasks import SimState, Task
+
+REASONS = ("never saw the cube", "never grasped", "grasp slipped", "released early", "timed out")
+
+
+def cube_in_view(cube_pos, cam_pos, cam_mat, fovy_deg: float) -> np.ndarray:
+    """Whether each cube centre (n, 3) is inside the square wrist view (MuJoCo
+    cameras look along their -z axis; ``cam_mat`` is (n, 9) row-major)."""
+    mat = np.asarray(cam_mat).reshape(-1, 3, 3)
+    relative = np.asarray(cube_pos) - np.asarray(cam_pos)
+    local = np.einsum("nij,ni->nj", mat, relative)  # coordinates along the camera axes
+    depth = -local[:, 2]
+    half = np.tan(np.deg2rad(fovy_deg) / 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inside = (np.abs(local[:, 0]) <= half * depth) & (np.abs(local[:, 1]) <= half * depth)
+    return (depth > 0) & inside
+
+
+class EpisodeTracker:
+    """Flags over a batch of ``n`` episodes, updated every step."""
+
+    def __init__(self, task: Task, n: int):
+        self.task, self.n = task, n
+        self.saw = np.zeros(n, dtype=bool)
+        self.grasped_once = np.zeros(n, dtype=bool)
+        self.was_grasped = np.zeros(n, dtype=bool)
+        self.slipped = np.zeros(n, dtype=bool)
+        self.released = np.zeros(n, dtype=bool)
+        self.success = np.zeros(n, dtype=bool)
+
+    def update(self, state: SimState, cam_pos, cam_mat, fovy_deg: float) -> None:
+        self.saw |= cube_in_view(state.cube_pos, cam_pos, cam_mat, fovy_deg)
+        grasped = self.task.grasped(state)
+        success = self.task.success(state)
+        self.success |= success
+        lost = self.was_grasped & ~grasped & ~success
+        commanded_open = state.target[:, 5] > 0.3
+        if hasattr(self.task, "in_bin"):
+            in_bin = self.task.in_bin(state)
+        else:
+            in_bin = np.zeros(self.n, dtype=bool)
+        self.released |= lost & commanded_open & ~in_bin
+        self.slipped |= lost & ~commanded_open
+        self.grasped_once |= grasped
+        self.was_grasped = grasped
+
+    def reasons(self) -> list[str | None]:
+        """None for successes, otherwise the most telling reason."""
+        out: list[str | None] = []
+        for i in range(self.n):
+            if self.success[i]:
+                out.append(None)
+            elif not self.saw[i]:
+                out.append("never saw the cube")
+            elif self.task.name != "Reach" and not self.grasped_once[i]:
+                out.append("never grasped")
+            elif self.released[i]:
+                out.append("released early")
+            elif self.slipped[i]:
+                out.append("grasp slipped")
+            else:
+                out.append("timed out")
+        return out

@@ -1,0 +1,116 @@
+"""Evaluation layouts: named test spots that every world runs the same way.
+
+A layout is a TOML file::
+
+    name = "my-desk"
+    frame = "arm"          # "arm": from the rotation axis (default); "sim": from the
+                           # sim origin, the base's back edge 3.9 cm behind the axis
+    [[spot]]
+    name = "centre"
+    cube = [0.20, 0.0]     # metres, x forward, y left
+    bin = [0.20, 0.13]     # PlaceCube only; optional
+    yaw_deg = 0            # optional cube yaw
+
+Positions given in the sim frame are converted to the arm frame explicitly
+(:func:`realgap.sim.robot.sim_to_arm`), so a layout measured from the wrong
+point is a stated choice, not a silent 3.9 cm error. Spots whose cube lies
+outside the task's training square are flagged ``in_distribution=False``.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, replace
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from realgap.bridge.worlds import Spot
+from realgap.sim import robot
+from realgap.sim.tasks import make_task
+from realgap.sim.tasks.base import TaskConfig
+
+
+@dataclass(frozen=True)
+class Layout:
+    name: str
+    spots: tuple[Spot, ...]
+
+    def for_task(self, task: str) -> Layout:
+        """Spots with in-distribution flags (and default bins) for ``task``."""
+        task_obj = make_task(task)
+        spots = []
+        for spot in self.spots:
+            bin_xy = spot.bin_xy
+            if task_obj.has_bin and bin_xy is None:
+                bin_xy = default_bin(spot.cube_xy, task_obj.config)
+            spots.append(
+                replace(
+                    spot,
+                    bin_xy=bin_xy if task_obj.has_bin else None,
+                    in_distribution=in_training_square(spot.cube_xy, task_obj.config),
+                )
+            )
+        return Layout(self.name, tuple(spots))
+
+    def trials_per_spot(self, total: int) -> list[int]:
+        """Split ``total`` trials over the spots as evenly as possible."""
+        if total < len(self.spots):
+            raise ValueError(f"--trials {total} is fewer than the layout's {len(self.spots)} spots")
+        base, extra = divmod(total, len(self.spots))
+        return [base + (i < extra) for i in range(len(self.spots))]
+
+
+def in_training_square(cube_xy, config: TaskConfig) -> bool:
+    half = config.cube_square_size / 2 + 1e-9
+    offset = np.abs(np.asarray(cube_xy) - np.asarray(config.cube_square_center))
+    return bool(np.all(offset <= half))
+
+
+def default_bin(cube_xy, config) -> tuple[float, float]:
+    """The middle of PlaceCube's bin rule: sideways towards the centre line."""
+    distance = float(np.mean(config.bin_distance_m))
+    side = -1.0 if cube_xy[1] > 0 else 1.0
+    return (float(cube_xy[0]), float(cube_xy[1] + side * distance))
+
+
+def load_layout(path: str | Path | None = None) -> Layout:
+    """A layout file; None loads the shipped default layout."""
+    if path is None:
+        path = Path(str(resources.files("realgap.eval") / "layouts" / "default.toml"))
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"layout not found: {path}")
+    data = tomllib.loads(path.read_text())
+    unknown = sorted(set(data) - {"name", "frame", "spot"})
+    if unknown:
+        raise ValueError(f"{path}: unknown layout keys {unknown}")
+    frame = data.get("frame", "arm")
+    if frame not in ("arm", "sim"):
+        raise ValueError(f"{path}: frame must be 'arm' or 'sim', got {frame!r}")
+    convert = robot.sim_to_arm if frame == "sim" else np.asarray
+    spots = []
+    for index, entry in enumerate(data.get("spot", [])):
+        where = f"{path}: spot {index + 1}"
+        unknown = sorted(set(entry) - {"name", "cube", "bin", "yaw_deg"})
+        if unknown:
+            raise ValueError(f"{where}: unknown keys {unknown}")
+        if "cube" not in entry or len(entry["cube"]) != 2:
+            raise ValueError(f"{where}: needs cube = [x, y] (metres)")
+        cube = tuple(float(v) for v in convert(entry["cube"]))
+        bin_xy = tuple(float(v) for v in convert(entry["bin"])) if "bin" in entry else None
+        if max(abs(v) for v in cube) > 1.0:
+            raise ValueError(f"{where}: cube {cube} is over 1 m away; positions are in metres")
+        spots.append(
+            Spot(
+                name=str(entry.get("name", f"spot{index + 1}")),
+                cube_xy=cube,
+                bin_xy=bin_xy,
+                yaw=math.radians(float(entry.get("yaw_deg", 0.0))),
+            )
+        )
+    if not spots:
+        raise ValueError(f"{path}: a layout needs at least one [[spot]]")
+    return Layout(str(data.get("name", path.stem)), tuple(spots))

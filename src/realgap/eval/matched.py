@@ -1,0 +1,200 @@
+"""Matched evaluation: one layout, one judging rule, any world.
+
+``evaluate`` runs a policy on every spot of a layout -- in the nominal sim (the
+batched twin, at training rate and scale), on a fake arm behind the bridge,
+or on the real SO-101 -- and returns per-spot and overall success with Wilson
+95% intervals, episode lengths and failure reasons. Spots outside the training
+square are reported under ``out_of_distribution`` and never averaged into
+``overall``. Every episode is recorded (``realgap.bridge.recording`` layout).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from realgap.bridge.recording import EpisodeRecorder
+from realgap.bridge.worlds import Spot
+from realgap.eval.failures import EpisodeTracker
+from realgap.eval.layout import Layout
+from realgap.eval.stats import rate
+from realgap.sim import robot
+
+
+def _episode_rows(layout: Layout, trials: int) -> list[tuple[int, Spot]]:
+    rows = []
+    for index, (spot, count) in enumerate(zip(layout.spots, layout.trials_per_spot(trials))):
+        rows += [(index, spot)] * count
+    return rows
+
+
+def evaluate_in_sim(
+    policy: Callable,
+    task: str,
+    layout: Layout,
+    trials: int,
+    seed: int = 0,
+    out: Path | None = None,
+    chunk: int = 64,
+    progress: Callable[[int], None] | None = None,
+) -> list[dict]:
+    """Episodes in the nominal twin (no randomization), batched; one dict per episode."""
+    from realgap.sim.batched_env import BatchedEnv
+
+    rows = _episode_rows(layout, trials)
+    episodes: list[dict] = []
+    for start in range(0, len(rows), chunk):
+        part = rows[start : start + chunk]
+        env = BatchedEnv(task, len(part), seed=seed + start)
+        camera = env.model.camera(robot.WRIST_CAMERA).id
+        fovy = float(env.model.cam_fovy[camera])
+        cube = np.array([spot.cube_xy for _, spot in part])
+        bins = np.array([spot.bin_xy or (0.0, 0.0) for _, spot in part])
+        yaw = np.array([spot.yaw for _, spot in part])
+        obs, _ = env.reset_to(cube, bins if env.task.has_bin else None, yaw, seed=seed + start)
+        tracker = EpisodeTracker(env.task, len(part))
+        recorders = [EpisodeRecorder({"task": task, "world": "sim"}) for _ in part]
+        first_success = np.full(len(part), -1)
+        for step in range(env.config.episode_steps):
+            action = policy(obs["image"], obs["state"])
+            for i, recorder in enumerate(recorders):
+                recorder.add(step / env.config.control_hz, _row(obs, i), action[i], action[i])
+            obs, _, _, _, info = env.step(action)
+            if step < env.config.episode_steps - 1:  # the last step auto-resets the envs
+                tracker.update(
+                    env.sim_state(),
+                    env.batch.bind("cam_xpos")[:, camera],
+                    env.batch.bind("cam_xmat")[:, camera],
+                    fovy,
+                )
+            else:
+                tracker.success |= info["success"]
+            first_success[(first_success < 0) & tracker.success] = step + 1
+        env.close()
+        for i, ((spot_index, spot), reason) in enumerate(zip(part, tracker.reasons())):
+            success = bool(tracker.success[i])
+            episodes.append(
+                {
+                    "spot_index": spot_index,
+                    "spot": spot.name,
+                    "success": success,
+                    "steps": env.config.episode_steps,
+                    "success_step": int(first_success[i]) if success else None,
+                    "reason": reason,
+                }
+            )
+            if out is not None:
+                recorders[i].save(
+                    out / f"episode_{start + i:03d}.npz",
+                    spot=spot.name,
+                    success=success,
+                    reason=reason,
+                )
+        if progress is not None:
+            progress(len(part))
+    return episodes
+
+
+def _row(obs: dict, i: int) -> dict:
+    return {"state": obs["state"][i], "image": obs["image"][i]}
+
+
+def summarize(
+    episodes: list[dict], layout: Layout, world: str, task: str, policy: str, extra=None
+) -> dict:
+    """Per-spot and overall rates (in-distribution spots only) with Wilson intervals."""
+    spots = []
+    for index, spot in enumerate(layout.spots):
+        mine = [e for e in episodes if e["spot_index"] == index]
+        successes = sum(e["success"] for e in mine)
+        steps = [e["success_step"] for e in mine if e["success_step"]]
+        spots.append(
+            {
+                "name": spot.name,
+                "cube": list(spot.cube_xy),
+                "bin": list(spot.bin_xy) if spot.bin_xy else None,
+                "in_distribution": spot.in_distribution,
+                **rate(successes, len(mine)),
+                "mean_steps_to_success": float(np.mean(steps)) if steps else None,
+                "failures": dict(Counter(e["reason"] for e in mine if not e["success"])),
+            }
+        )
+
+    def pooled(flag: bool) -> dict:
+        chosen = [s for s in spots if s["in_distribution"] == flag]
+        result = rate(sum(s["successes"] for s in chosen), sum(s["trials"] for s in chosen))
+        failures = Counter()
+        for s in chosen:
+            failures.update(s["failures"])
+        return {**result, "spots": len(chosen), "failures": dict(failures)}
+
+    return {
+        "task": task,
+        "world": world,
+        "policy": policy,
+        "layout": layout.name,
+        "overall": pooled(True),
+        "out_of_distribution": pooled(False),
+        "spots": spots,
+        **(extra or {}),
+    }
+
+
+def evaluate(
+    policy_folder: str | Path,
+    world: str,
+    layout: Layout,
+    trials: int,
+    *,
+    open_world=None,
+    deploy_config=None,
+    seed: int = 0,
+    out: str | Path | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict:
+    """Evaluate in ``world`` ("sim", or "fake"/"real" with ``open_world(task)``)."""
+    from realgap.bridge.deploy import load_runtime_policy, run_session
+
+    policy, contract = load_runtime_policy(policy_folder)
+    layout = layout.for_task(contract.task)
+    out = Path(out) if out is not None else None
+    extra = {}
+    if world == "sim":
+        episodes = evaluate_in_sim(
+            policy,
+            contract.task,
+            layout,
+            trials,
+            seed,
+            out / "episodes_sim" if out else None,
+            progress=progress,
+        )
+        world_name = "sim"
+    else:
+        rows = _episode_rows(layout, trials)
+        target = open_world(contract.task)
+        world_name = target.name
+        session = run_session(
+            target,
+            policy_folder,
+            [spot for _, spot in rows],
+            out / f"episodes_{world}" if out else None,
+            deploy_config,
+            progress=(lambda result: progress(1)) if progress else None,
+        )
+        episodes = [
+            {**result, "spot_index": index} for (index, _), result in zip(rows, session["results"])
+        ]
+        extra = {"timing": session["timing"], "checks": session["checks"]}
+        extra["safety_events"] = session["safety_events"]
+        extra["stopped"] = session["stopped"]
+    summary = summarize(episodes, layout, world_name, contract.task, str(policy_folder), extra)
+    summary["episodes"] = episodes
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"eval_{world}.json").write_text(json.dumps(summary, indent=2, default=str))
+    return summary
