@@ -11,10 +11,10 @@ import argparse
 import sys
 
 from realgap import __version__
-from realgap.cli import bench, camera, deploy, export, model, toy, train, view
+from realgap.cli import bench, camera, demo, deploy, export, model, report, toy, train, view
 from realgap.cli import eval as eval_
 
-COMMANDS = [toy, model, view, train, export, bench, deploy, camera, eval_]
+COMMANDS = [demo, toy, model, view, train, export, bench, deploy, camera, eval_, report]
 """Subcommand modules, in the order ``realgap --help`` lists them."""
 
 

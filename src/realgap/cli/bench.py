@@ -26,42 +26,13 @@ def register(subparsers) -> None:
 
 
 def run_policy(args) -> int:
-    import time
-
-    import numpy as np
-
     from realgap.cli.export import policy_folder
-    from realgap.policy.onnx_policy import ONNX_FILE, OnnxPolicy, export_onnx
+    from realgap.policy.onnx_policy import measure_latency
 
     folder = policy_folder(args.dir)
-    if not (folder / ONNX_FILE).exists():
-        export_onnx(folder)
-    policy = OnnxPolicy(folder)
-    size = policy.contract["image_size"]
-    rng = np.random.default_rng(0)
-    image = rng.integers(0, 256, (size, size, 3), dtype=np.uint8)
-    state = rng.standard_normal(12).astype(np.float32)
-    for _ in range(50):
-        policy(image, state)
-    times = []
-    for _ in range(args.decisions):
-        started = time.perf_counter()
-        policy(image, state)
-        times.append(time.perf_counter() - started)
-    times_ms = np.array(times) * 1e3
-    import onnx
-
-    model = onnx.load(str(folder / ONNX_FILE))
-    parameters = int(sum(np.prod(t.dims) for t in model.graph.initializer))
-    result = {
-        "policy": str(folder),
-        "parameters": parameters,
-        "mean_ms": round(float(times_ms.mean()), 4),
-        "p99_ms": round(float(np.percentile(times_ms, 99)), 4),
-        "runtime": "onnxruntime",
-    }
+    result = measure_latency(folder, args.decisions)
     print(
-        f"{folder}: {parameters:,} parameters, {result['mean_ms']:.3f} ms per decision "
+        f"{folder}: {result['parameters']:,} parameters, {result['mean_ms']:.3f} ms per decision "
         f"(p99 {result['p99_ms']:.3f} ms) on CPU with onnxruntime, 1 thread"
     )
     if args.json:

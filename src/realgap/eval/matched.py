@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -163,6 +164,7 @@ def evaluate(
     layout = layout.for_task(contract.task)
     out = Path(out) if out is not None else None
     extra = {}
+    tag = world
     if world == "sim":
         episodes = evaluate_in_sim(
             policy,
@@ -178,11 +180,12 @@ def evaluate(
         rows = _episode_rows(layout, trials)
         target = open_world(contract.task)
         world_name = target.name
+        tag = world_name.replace(":", "_")
         session = run_session(
             target,
             policy_folder,
             [spot for _, spot in rows],
-            out / f"episodes_{world}" if out else None,
+            out / f"episodes_{tag}" if out else None,
             deploy_config,
             progress=(lambda result: progress(1)) if progress else None,
         )
@@ -192,9 +195,11 @@ def evaluate(
         extra = {"timing": session["timing"], "checks": session["checks"]}
         extra["safety_events"] = session["safety_events"]
         extra["stopped"] = session["stopped"]
+        if "profile" in target.extra:
+            extra["profile"] = asdict(target.extra["profile"])
     summary = summarize(episodes, layout, world_name, contract.task, str(policy_folder), extra)
     summary["episodes"] = episodes
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        (out / f"eval_{world}.json").write_text(json.dumps(summary, indent=2, default=str))
+        (out / f"eval_{tag}.json").write_text(json.dumps(summary, indent=2, default=str))
     return summary

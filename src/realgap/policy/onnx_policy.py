@@ -59,3 +59,37 @@ class OnnxPolicy:
         if image.ndim == 3:
             return self(image[None], state[None])[0]
         return self.session.run(["action"], {"image": image, "state": state})[0]
+
+
+def measure_latency(folder: str | Path, decisions: int = 2000) -> dict:
+    """Per-decision latency of ``folder``'s ONNX policy on one CPU thread (exported
+    first if needed), and its parameter count."""
+    import time
+
+    import onnx
+
+    folder = Path(folder)
+    if not (folder / ONNX_FILE).exists():
+        export_onnx(folder)
+    policy = OnnxPolicy(folder)
+    size = policy.contract["image_size"]
+    rng = np.random.default_rng(0)
+    image = rng.integers(0, 256, (size, size, 3), dtype=np.uint8)
+    state = rng.standard_normal(12).astype(np.float32)
+    for _ in range(50):  # warm-up
+        policy(image, state)
+    times = []
+    for _ in range(decisions):
+        started = time.perf_counter()
+        policy(image, state)
+        times.append(time.perf_counter() - started)
+    times_ms = np.array(times) * 1e3
+    model = onnx.load(str(folder / ONNX_FILE))
+    parameters = int(sum(np.prod(t.dims) for t in model.graph.initializer))
+    return {
+        "policy": str(folder),
+        "parameters": parameters,
+        "mean_ms": round(float(times_ms.mean()), 4),
+        "p99_ms": round(float(np.percentile(times_ms, 99)), 4),
+        "runtime": "onnxruntime",
+    }

@@ -1,0 +1,153 @@
+"""``realgap demo``: the whole loop on one laptop CPU, no arm needed.
+
+1. Train a Reach policy with the default CPU recipe (privileged PPO teacher ->
+   visual DAgger student), export it to ONNX and time it.
+2. Lock the fake arm's camera at the start pose (the shipped "typical SO-101"
+   profile powers it up with auto-exposure on, and servos whose stored goal is 0).
+3. Evaluate on the default layout in the nominal sim and on the fake arm.
+4. Print the gap table, write ``summary.json`` and the HTML report.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+
+@dataclass(frozen=True)
+class DemoConfig:
+    out: Path = Path("runs/demo")
+    """Run folder."""
+    quick: bool = False
+    """A tiny run (about a minute) for smoke tests: the policy will be poor."""
+    profile: str = "typical_so101"
+    """The fake arm's hidden reality profile."""
+    trials: int = 39
+    """Episodes per world, over the default layout's 13 spots."""
+    seed: int = 0
+
+
+QUICK_TRIALS = 13
+
+
+def run_demo(config: DemoConfig, console: Console | None = None) -> dict:
+    from realgap.bridge.camera_lock import lock_camera
+    from realgap.bridge.env import DeployConfig
+    from realgap.bridge.safety import SafeArm
+    from realgap.bridge.worlds import open_fake_world
+    from realgap.cli.train import QUICK
+    from realgap.eval.layout import load_layout
+    from realgap.eval.matched import evaluate
+    from realgap.eval.stats import difference
+    from realgap.policy.onnx_policy import export_onnx, measure_latency
+    from realgap.report.html import build_report
+    from realgap.runtime import configure_torch_threads
+    from realgap.sim import robot
+    from realgap.train import distill
+
+    console = console or Console()
+    started = time.perf_counter()
+    configure_torch_threads()
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    trials = QUICK_TRIALS if config.quick else config.trials
+    (out / "demo.json").write_text(json.dumps({**asdict(config), "out": str(out)}, indent=2))
+
+    console.rule("1/4 train Reach (distill recipe: privileged PPO teacher -> visual student)")
+    args = distill.args_for_task("Reach", out=str(out / "train"), seed=config.seed)
+    if config.quick:
+        args = replace(args, **QUICK)
+    trained = distill.main(args)
+    policy = out / "train" / "policy"
+    export_onnx(policy)
+    latency = measure_latency(policy, decisions=500 if config.quick else 2000)
+    (out / "latency.json").write_text(json.dumps(latency, indent=2))
+    console.print(
+        f"trained in {trained['seconds']:.0f} s: {trained['success_rate_nominal']:.0%} in the "
+        f"nominal sim; {latency['parameters']:,} parameters, {latency['mean_ms']:.3f} ms/decision"
+    )
+
+    console.rule(f"2/4 lock the fake arm's camera ({config.profile})")
+    cameras = out / "cameras"
+    world = open_fake_world("Reach", config.profile, seed=config.seed)
+    world.camera.connect()
+    with SafeArm(world.arm, clock=world.clock) as arm:
+        arm.enable()
+        arm.move_to(robot.KEYFRAMES["start"])
+        lock = lock_camera(world.camera, folder=cameras)
+    world.camera.disconnect()
+    console.print(f"locked {lock.camera_id}: reference brightness {lock.reference_mean:.3f}")
+
+    console.rule("3/4 matched evaluation on the default layout")
+    layout = load_layout()
+    results = {}
+    for name in ("sim", "fake"):
+        with Progress(transient=True, console=console) as progress:
+            bar = progress.add_task(f"eval in {name}", total=trials)
+            results[name] = evaluate(
+                policy,
+                name,
+                layout,
+                trials,
+                open_world=lambda task: open_fake_world(task, config.profile, seed=config.seed),
+                deploy_config=DeployConfig(lock_folder=cameras),
+                seed=config.seed,
+                out=out / "eval",
+                progress=lambda n, bar=bar, progress=progress: progress.update(bar, advance=n),
+            )
+
+    console.rule("4/4 the gap")
+    gap = difference(results["sim"]["overall"], results["fake"]["overall"])
+    _print_gap(console, results, gap)
+    summary = {
+        "task": "Reach",
+        "worlds": {name: _world_summary(result) for name, result in results.items()},
+        "gap": gap,
+        "policy": str(policy),
+        "fake_profile": config.profile,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    report = build_report(out)
+    console.print(f"summary: {out / 'summary.json'}; report: {report}")
+    console.print(f"done in {summary['seconds']:.0f} s")
+    return summary
+
+
+def _world_summary(result: dict) -> dict:
+    overall = result["overall"]
+    return {
+        "world": result["world"],
+        "success_rate": overall["success_rate"],
+        "ci95": overall["ci95"],
+        "trials": overall["trials"],
+        "outside_training_square": {
+            k: result["out_of_distribution"][k] for k in ("success_rate", "ci95", "trials")
+        },
+    }
+
+
+def _print_gap(console: Console, results: dict, gap: dict) -> None:
+    table = Table(title="Reach: success inside the training square (95% intervals)")
+    for column in ("world", "success", "95% interval", "trials", "outside the square"):
+        table.add_column(column)
+    for result in results.values():
+        overall, outside = result["overall"], result["out_of_distribution"]
+        table.add_row(
+            result["world"],
+            f"{overall['success_rate']:.0%}",
+            f"{overall['ci95'][0]:.0%}-{overall['ci95'][1]:.0%}",
+            str(overall["trials"]),
+            f"{outside['success_rate']:.0%} of {outside['trials']}",
+        )
+    console.print(table)
+    console.print(
+        f"reality gap (sim - fake): {gap['gap']:+.0%} "
+        f"(95% interval {gap['ci95'][0]:+.0%} to {gap['ci95'][1]:+.0%})"
+    )

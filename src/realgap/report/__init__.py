@@ -1,0 +1,1 @@
+"""The HTML run report: figures and the page that embeds them."""

@@ -1,0 +1,83 @@
+"""The main job end to end: `realgap demo --quick`, then eval, deploy and report on its output."""
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from realgap.cli import main
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo") / "run"
+    assert main(["demo", "--quick", "--out", str(out)]) == 0
+    return out
+
+
+def test_demo_writes_summary_in_the_documented_shape(demo):
+    summary = json.loads((demo / "summary.json").read_text())
+    assert summary["task"] == "Reach"
+    for world in ("sim", "fake"):
+        entry = summary["worlds"][world]
+        assert 0 <= entry["success_rate"] <= 1 and entry["trials"] == 9
+        low, high = entry["ci95"]
+        assert low <= entry["success_rate"] <= high
+    assert set(summary["gap"]) == {"gap", "ci95"}
+    assert (demo / "report.html").exists()
+    # The policy it names is one `realgap eval` accepts.
+    out = demo / "again.json"
+    assert (
+        main(["eval", summary["policy"], "--world", "sim", "--trials", "13", "--json", str(out)])
+        == 0
+    )
+    result = json.loads(out.read_text())
+    assert set(result["overall"]) >= {"success_rate", "ci95", "trials"}
+    assert len(result["spots"]) == 13 and result["overall"]["trials"] == 9
+
+
+def test_eval_on_the_fake_arm_records_every_episode(demo, monkeypatch):
+    monkeypatch.setenv("REALGAP_HOME", str(demo / "home"))
+    policy = json.loads((demo / "summary.json").read_text())["policy"]
+    args = ["camera", "lock", "--world", "fake", "--profile", "nominal"]
+    assert main(args) == 0
+    out = demo / "fake_eval"
+    args = ["eval", policy, "--world", "fake", "--profile", "nominal", "--trials", "13"]
+    assert main([*args, "--steps", "30", "--out", str(out), "--json", str(out / "r.json")]) == 0
+    result = json.loads((out / "r.json").read_text())
+    assert result["world"] == "fake:nominal" and result["timing"]["steps"] == 13 * 30
+    assert len(list((out / "episodes_fake_nominal").glob("episode_*.npz"))) == 13
+
+
+def test_deploy_command_runs_and_refuses_a_missing_lock(demo, monkeypatch, capsys):
+    monkeypatch.setenv("REALGAP_HOME", str(demo / "empty_home"))
+    policy = json.loads((demo / "summary.json").read_text())["policy"]
+    assert main(["deploy", policy, "--world", "fake", "--episodes", "1", "--steps", "5"]) == 2
+    assert "realgap camera lock" in capsys.readouterr().err
+
+
+def test_report_renders_in_headless_chromium(demo, tmp_path):
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("no Chromium installed (Debian: apt-get install chromium)")
+    assert main(["report", str(demo)]) == 0
+    command = [
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--virtual-time-budget=5000",
+        "--dump-dom",
+        (demo / "report.html").as_uri(),
+    ]
+    dom = subprocess.run(command, capture_output=True, text=True, timeout=120).stdout
+    assert "Reality gap" in dom and "fake:typical_so101" in dom
+    images = int(dom.split('data-images="')[1].split('"')[0])
+    decoded = int(dom.split('data-decoded="')[1].split('"')[0])
+    assert images >= 5 and decoded == images  # every embedded figure decoded
