@@ -2,9 +2,10 @@
 
 1. Train a Reach policy with the default CPU recipe (privileged PPO teacher ->
    visual DAgger student), export it to ONNX and time it.
-2. Lock the fake arm's camera at the start pose (the shipped "typical SO-101"
+2. Lock the fake arms' cameras at the start pose (the shipped "typical SO-101"
    profile powers it up with auto-exposure on, and servos whose stored goal is 0).
-3. Evaluate on the default layout in the nominal sim and on the fake arm.
+3. Evaluate on the default layout in the nominal sim, on the typical fake arm, and
+   on a fake arm with the reference write-up's plumbing failures, for contrast.
 4. Print the gap table, write ``summary.json`` and the HTML report.
 """
 
@@ -28,6 +29,9 @@ class DemoConfig:
     """A tiny run (about a minute) for smoke tests: the policy will be poor."""
     profile: str = "typical_so101"
     """The fake arm's hidden reality profile."""
+    contrast_profile: str | None = "reference_pitfalls"
+    """A second fake arm with the reference write-up's plumbing failures, for contrast
+    (reported as ``worlds["fake_<name>"]``); None skips it."""
     trials: int = 39
     """Episodes per world, over the default layout's 13 spots."""
     seed: int = 0
@@ -73,29 +77,33 @@ def run_demo(config: DemoConfig, console: Console | None = None) -> dict:
         f"nominal sim; {latency['parameters']:,} parameters, {latency['mean_ms']:.3f} ms/decision"
     )
 
-    console.rule(f"2/4 lock the fake arm's camera ({config.profile})")
+    profiles = {"fake": config.profile}
+    if config.contrast_profile:
+        profiles[f"fake_{config.contrast_profile}"] = config.contrast_profile
+    console.rule(f"2/4 lock the fake arms' cameras ({', '.join(profiles.values())})")
     cameras = out / "cameras"
-    world = open_fake_world("Reach", config.profile, seed=config.seed)
-    world.camera.connect()
-    with SafeArm(world.arm, clock=world.clock) as arm:
-        arm.enable()
-        arm.move_to(robot.KEYFRAMES["start"])
-        lock = lock_camera(world.camera, folder=cameras)
-    world.camera.disconnect()
-    console.print(f"locked {lock.camera_id}: reference brightness {lock.reference_mean:.3f}")
+    for profile in profiles.values():
+        world = open_fake_world("Reach", profile, seed=config.seed)
+        world.camera.connect()
+        with SafeArm(world.arm, clock=world.clock) as arm:
+            arm.enable()
+            arm.move_to(robot.KEYFRAMES["start"])
+            lock = lock_camera(world.camera, folder=cameras)
+        world.camera.disconnect()
+        console.print(f"locked {lock.camera_id}: reference brightness {lock.reference_mean:.3f}")
 
     console.rule("3/4 matched evaluation on the default layout")
     layout = load_layout()
     results = {}
-    for name in ("sim", "fake"):
+    for name, profile in {"sim": None, **profiles}.items():
         with Progress(transient=True, console=console) as progress:
-            bar = progress.add_task(f"eval in {name}", total=trials)
+            bar = progress.add_task(f"eval in {profile or 'sim'}", total=trials)
             results[name] = evaluate(
                 policy,
-                name,
+                "sim" if profile is None else "fake",
                 layout,
                 trials,
-                open_world=lambda task: open_fake_world(task, config.profile, seed=config.seed),
+                open_world=lambda task, p=profile: open_fake_world(task, p, seed=config.seed),
                 deploy_config=DeployConfig(lock_folder=cameras),
                 seed=config.seed,
                 out=out / "eval",
@@ -103,12 +111,17 @@ def run_demo(config: DemoConfig, console: Console | None = None) -> dict:
             )
 
     console.rule("4/4 the gap")
-    gap = difference(results["sim"]["overall"], results["fake"]["overall"])
-    _print_gap(console, results, gap)
+    gaps = {
+        name: difference(results["sim"]["overall"], result["overall"])
+        for name, result in results.items()
+        if name != "sim"
+    }
+    _print_gap(console, results, gaps)
     summary = {
         "task": "Reach",
         "worlds": {name: _world_summary(result) for name, result in results.items()},
-        "gap": gap,
+        "gap": gaps["fake"],
+        "gaps": gaps,
         "policy": str(policy),
         "fake_profile": config.profile,
         "seconds": round(time.perf_counter() - started, 1),
@@ -118,6 +131,10 @@ def run_demo(config: DemoConfig, console: Console | None = None) -> dict:
     console.print(f"summary: {out / 'summary.json'}; report: {report}")
     console.print(f"done in {summary['seconds']:.0f} s")
     return summary
+
+
+def _pct(value) -> str:
+    return "-" if value is None else f"{value:.0%}"
 
 
 def _world_summary(result: dict) -> dict:
@@ -133,7 +150,7 @@ def _world_summary(result: dict) -> dict:
     }
 
 
-def _print_gap(console: Console, results: dict, gap: dict) -> None:
+def _print_gap(console: Console, results: dict, gaps: dict) -> None:
     table = Table(title="Reach: success inside the training square (95% intervals)")
     for column in ("world", "success", "95% interval", "trials", "outside the square"):
         table.add_column(column)
@@ -141,13 +158,18 @@ def _print_gap(console: Console, results: dict, gap: dict) -> None:
         overall, outside = result["overall"], result["out_of_distribution"]
         table.add_row(
             result["world"],
-            f"{overall['success_rate']:.0%}",
+            _pct(overall["success_rate"]),
             f"{overall['ci95'][0]:.0%}-{overall['ci95'][1]:.0%}",
             str(overall["trials"]),
-            f"{outside['success_rate']:.0%} of {outside['trials']}",
+            f"{_pct(outside['success_rate'])} of {outside['trials']}",
         )
     console.print(table)
-    console.print(
-        f"reality gap (sim - fake): {gap['gap']:+.0%} "
-        f"(95% interval {gap['ci95'][0]:+.0%} to {gap['ci95'][1]:+.0%})"
-    )
+    for result in results.values():
+        if result.get("stopped"):
+            console.print(f"[yellow]{result['world']} stopped early: {result['stopped']}[/]")
+    for name, gap in gaps.items():
+        if gap["gap"] is not None:
+            console.print(
+                f"reality gap, sim - {results[name]['world']}: {gap['gap']:+.0%} "
+                f"(95% interval {gap['ci95'][0]:+.0%} to {gap['ci95'][1]:+.0%})"
+            )

@@ -19,12 +19,12 @@ def demo(tmp_path_factory):
 def test_demo_writes_summary_in_the_documented_shape(demo):
     summary = json.loads((demo / "summary.json").read_text())
     assert summary["task"] == "Reach"
-    for world in ("sim", "fake"):
+    for world in ("sim", "fake", "fake_reference_pitfalls"):
         entry = summary["worlds"][world]
         assert 0 <= entry["success_rate"] <= 1 and entry["trials"] == 9
         low, high = entry["ci95"]
         assert low <= entry["success_rate"] <= high
-    assert set(summary["gap"]) == {"gap", "ci95"}
+    assert set(summary["gap"]) == {"gap", "ci95"} and "fake_reference_pitfalls" in summary["gaps"]
     assert (demo / "report.html").exists()
     # The policy it names is one `realgap eval` accepts.
     out = demo / "again.json"

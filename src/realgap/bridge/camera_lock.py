@@ -75,7 +75,7 @@ def region_mean(image: np.ndarray, region=REFERENCE_REGION) -> float:
 
 
 def lock_path(camera_id: str, folder: Path | None = None) -> Path:
-    return (folder or lock_dir()) / f"{camera_id}.json"
+    return Path(folder or lock_dir()) / f"{camera_id}.json"
 
 
 def lock_camera(

@@ -39,9 +39,10 @@ from realgap.sim.scene import BIN, CUBE, SceneConfig, compile_scene, joint_ids
 from realgap.sim.tasks import SimState, make_task
 
 AMBIENT_C = 25.0
-HEATING_C_PER_NM2_S = 0.05
-"""Temperature rise per (N*m)^2 per second: a stalled 3 N*m servo gains ~0.5 C/s, and
-holding the extended arm (~1.3 N*m on shoulder_lift) settles near 50 C."""
+HEATING_C_PER_NM2_S = 0.017
+"""Temperature rise per (N*m)^2 per second. Not measured on an STS3215: chosen so that
+a servo stalled at 3 N*m climbs ~9 C a minute and settles at its 70 C cut-out, while
+holding the extended arm (~1.3 N*m on shoulder_lift) settles near 34 C."""
 COOLING_PER_S = 1.0 / 300.0
 """Newtonian cooling rate towards ambient (a ~5-minute time constant)."""
 AUTO_EXPOSURE_TARGET = 0.35
