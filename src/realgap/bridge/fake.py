@@ -184,12 +184,13 @@ class FakeWorld:
         mujoco.mj_forward(self.model, self.data)
 
     # -- the operator ------------------------------------------------------------------
-    def place_objects(self, cube_xy, bin_xy=None, yaw: float = 0.0) -> None:
+    def place_objects(self, cube_xy, bin_xy=None, yaw: float = 0.0, marked=False) -> None:
         """Put the cube (and bin) where the operator *thinks* the layout says: positions
-        are measured from the profile's origin, not necessarily the rotation axis."""
+        are measured from the profile's origin, not necessarily the rotation axis --
+        unless ``marked``: a printed mat aligned to the base needs no tape measure."""
         with self.lock:
             self.advance()
-            origin = np.asarray(self.profile.world.origin_offset_m)
+            origin = robot.PAN_AXIS_XY if marked else np.asarray(self.profile.world.origin_offset_m)
             cube = self.data.qpos[self._cube_qadr : self._cube_qadr + 7]
             cube[:3] = [*(origin + np.asarray(cube_xy, dtype=float)), self.scene.cube_size_m / 2]
             cube[3:] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]

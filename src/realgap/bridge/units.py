@@ -68,8 +68,10 @@ class JointCodec:
 class Codecs:
     """The codecs of all joints, in contract joint order."""
 
-    def __init__(self, units, ranges=robot.JOINT_RANGES, names=robot.JOINT_NAMES):
+    def __init__(self, units, ranges=robot.JOINT_RANGES, names=robot.JOINT_NAMES, offsets=None):
         units = tuple(units)
+        # Calibrated encoder zero errors (radians): subtracted from readings, added to goals.
+        self.offsets = np.zeros(len(names)) if offsets is None else np.asarray(offsets, float)
         if len(units) != len(names):
             raise UnitError(f"backend declares {len(units)} units for {len(names)} joints")
         self.codecs = [
@@ -79,10 +81,11 @@ class Codecs:
 
     def to_contract(self, raw) -> np.ndarray:
         raw = np.asarray(raw, dtype=float)
-        return np.array([codec.to_contract(value) for codec, value in zip(self.codecs, raw)])
+        rad = np.array([codec.to_contract(value) for codec, value in zip(self.codecs, raw)])
+        return rad - self.offsets
 
     def from_contract(self, rad) -> np.ndarray:
-        rad = np.asarray(rad, dtype=float)
+        rad = np.asarray(rad, dtype=float) + self.offsets
         return np.array([codec.from_contract(value) for codec, value in zip(self.codecs, rad)])
 
     def check_in_range(self, rad, margin_rad: float = np.deg2rad(15.0)) -> None:

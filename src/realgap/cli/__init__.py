@@ -11,10 +11,37 @@ import argparse
 import sys
 
 from realgap import __version__
-from realgap.cli import bench, camera, demo, deploy, export, model, report, toy, train, view
+from realgap.cli import (
+    bench,
+    calibrate,
+    camera,
+    demo,
+    deploy,
+    diagnose,
+    export,
+    model,
+    report,
+    toy,
+    train,
+    view,
+)
 from realgap.cli import eval as eval_
 
-COMMANDS = [demo, toy, model, view, train, export, bench, deploy, camera, eval_, report]
+COMMANDS = [
+    demo,
+    toy,
+    model,
+    view,
+    train,
+    export,
+    bench,
+    camera,
+    deploy,
+    eval_,
+    report,
+    calibrate,
+    diagnose,
+]
 """Subcommand modules, in the order ``realgap --help`` lists them."""
 
 

@@ -42,15 +42,21 @@ def evaluate_in_sim(
     out: Path | None = None,
     chunk: int = 64,
     progress: Callable[[int], None] | None = None,
+    calibration=None,
 ) -> list[dict]:
-    """Episodes in the nominal twin (no randomization), batched; one dict per episode."""
+    """Episodes in the nominal twin (no randomization) -- or in the twin corrected by a
+    :class:`~realgap.diagnose.calibration.Calibration` -- batched; one dict per episode."""
+    from realgap.diagnose.calibration import calibrated_env
     from realgap.sim.batched_env import BatchedEnv
 
     rows = _episode_rows(layout, trials)
     episodes: list[dict] = []
     for start in range(0, len(rows), chunk):
         part = rows[start : start + chunk]
-        env = BatchedEnv(task, len(part), seed=seed + start)
+        if calibration is None:
+            env = BatchedEnv(task, len(part), seed=seed + start)
+        else:
+            env = calibrated_env(task, len(part), calibration, seed=seed + start)
         camera = env.model.camera(robot.WRIST_CAMERA).id
         fovy = float(env.model.cam_fovy[camera])
         cube = np.array([spot.cube_xy for _, spot in part])
@@ -156,15 +162,18 @@ def evaluate(
     seed: int = 0,
     out: str | Path | None = None,
     progress: Callable[[int], None] | None = None,
+    calibration=None,
 ) -> dict:
-    """Evaluate in ``world`` ("sim", or "fake"/"real" with ``open_world(task)``)."""
+    """Evaluate in ``world`` ("sim", or "fake"/"real" with ``open_world(task)``). A
+    calibration corrects the twin (sim) or the bridge's joint readings (fake/real)."""
     from realgap.bridge.deploy import load_runtime_policy, run_session
 
     policy, contract = load_runtime_policy(policy_folder)
     layout = layout.for_task(contract.task)
     out = Path(out) if out is not None else None
     extra = {}
-    tag = world
+    suffix = "" if calibration is None else " (calibrated)"
+    tag = world + ("" if calibration is None else "_calibrated")
     if world == "sim":
         episodes = evaluate_in_sim(
             policy,
@@ -172,15 +181,20 @@ def evaluate(
             layout,
             trials,
             seed,
-            out / "episodes_sim" if out else None,
+            out / f"episodes_{tag}" if out else None,
             progress=progress,
+            calibration=calibration,
         )
-        world_name = "sim"
+        world_name = "sim" + suffix
     else:
         rows = _episode_rows(layout, trials)
         target = open_world(contract.task)
-        world_name = target.name
-        tag = world_name.replace(":", "_")
+        if calibration is not None:
+            from realgap.diagnose.calibration import apply_to_arm
+
+            apply_to_arm(target.arm, calibration)
+        world_name = target.name + suffix
+        tag = world_name.replace(":", "_").replace(" (calibrated)", "_calibrated")
         session = run_session(
             target,
             policy_folder,

@@ -113,6 +113,8 @@ class BatchedEnv:
         self.bin_pos = np.zeros((n, 3))
         self.substeps = np.full(n, self._substeps(self.config.control_hz))
         self.noise = sample_step(self.randomization, self.rng, n)
+        self.reading_bias = np.zeros(6)
+        """A fixed encoder error added to every reading and target (a calibrated twin's)."""
         self.renderer = None
         if render:
             from realgap.sim.render import WristRenderer
@@ -322,10 +324,11 @@ class BatchedEnv:
 
     def joint_readings(self) -> np.ndarray:
         """Joint angles as the policy reads them: true + calibration offset + noise."""
-        return self.qpos[:, self._qadr] + self.params.joint_offset + self.noise.joint_noise
+        offset = self.params.joint_offset + self.reading_bias
+        return self.qpos[:, self._qadr] + offset + self.noise.joint_noise
 
     def _observe(self, state: SimState | None = None) -> dict[str, np.ndarray]:
-        targets = self.target + self.params.joint_offset
+        targets = self.target + self.params.joint_offset + self.reading_bias
         image = self.render() if self.render_images else None
         obs = policy_observation(self.joint_readings(), targets, image)
         if self.privileged:

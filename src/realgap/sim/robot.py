@@ -120,8 +120,9 @@ SERVOS = {name: (GRIPPER_SERVO if name == GRIPPER else ARM_SERVO) for name in JO
 KEYFRAMES = {
     # Folded, resting on its own base: where the arm sits when powered down.
     "rest": np.array([0.0, -1.70, 1.62, 1.10, 0.0, -0.10]),
-    # Looking down at the work area with both jaws in the wrist camera's view.
-    # Match cameras here, never at rest (the jaws are hidden there).
+    # Looking down at the work area with both jaws open in the wrist camera's view.
+    # Match cameras here, never at rest (the gripper is closed there, and the two
+    # jaws' silhouettes, which locate the camera, merge).
     "start": np.array([0.0, -0.60, 0.75, 1.25, 0.0, 0.40]),
 }
 """Named joint configurations (radians, JOINT_NAMES order)."""

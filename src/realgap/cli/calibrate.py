@@ -1,0 +1,97 @@
+"""``realgap calibrate``: record a calibration session; fit joint offsets and servos."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from realgap.cli.deploy import add_world_arguments
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "calibrate",
+        help="record a calibration session (record), fit joint zero offsets (joints) "
+        "or servo dynamics (servos)",
+    )
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    record = sub.add_parser(
+        "record", help="pose sweep with a still cube on a mark, then small step responses"
+    )
+    add_world_arguments(record)
+    record.add_argument("--out", type=Path, required=True, help="recording (.npz)")
+    record.add_argument("--task", default="Reach", help="scene the arm works in")
+    record.add_argument(
+        "--cube",
+        type=float,
+        nargs=2,
+        default=(0.2, 0.0),
+        metavar=("X", "Y"),
+        help="where the cube's mark is, metres from the rotation axis",
+    )
+    record.add_argument("--poses", type=int, default=24)
+    record.set_defaults(func=run_record)
+    for name, text in (
+        ("joints", "estimate joint zero offsets from a recording's pose sweep"),
+        ("servos", "fit servo stiffness, damping, friction and latency from its steps"),
+    ):
+        fit = sub.add_parser(name, help=text)
+        fit.add_argument("recording", type=Path)
+        fit.add_argument(
+            "--out",
+            type=Path,
+            default=Path("calibration.json"),
+            help="calibration file to create or update (the bridge and the twin read it)",
+        )
+        fit.set_defaults(func=run_fit)
+
+
+def run_record(args) -> int:
+    from realgap.bridge.camera_lock import load_lock
+    from realgap.cli.deploy import open_world
+    from realgap.diagnose.recording import record_calibration
+    from realgap.errors import RealgapStop
+
+    world = open_world(args, args.task)
+    try:
+        world.camera.apply_settings(load_lock(world.camera.camera_id).settings)
+    except RealgapStop as error:
+        print(f"warning: {error}; recording with the camera's own settings")
+    recording = record_calibration(world, tuple(args.cube), poses=args.poses, seed=args.seed)
+    path = recording.save(args.out)
+    print(
+        f"wrote {path}: {len(recording.pose_frames)} poses, {len(recording.step_samples)} samples"
+    )
+    return 0
+
+
+def run_fit(args) -> int:
+    from realgap.diagnose.calibration import Calibration
+    from realgap.diagnose.recording import CalibrationRecording
+
+    recording = CalibrationRecording.load(args.recording)
+    calibration = Calibration.load(args.out)
+    if args.action == "joints":
+        from realgap.diagnose.joints import estimate_joint_offsets
+
+        result = estimate_joint_offsets(recording)
+        for warning in result["warnings"]:
+            print(f"warning: {warning}")
+        calibration.joint_offsets_rad = result["offsets_rad"]
+        text = ", ".join(f"{v:+.2f}" for v in result["offsets_deg"][:5])
+        print(f"joint zero offsets (degrees, pan..roll): {text}")
+    else:
+        from realgap.diagnose.servos import identify_servos
+
+        result = identify_servos(recording, calibration.joint_offsets_rad)
+        calibration.servo = {
+            k: result[k]
+            for k in ("kp_scale", "damping_scale", "frictionloss_scale", "latency_steps")
+        }
+        print(
+            f"servos: stiffness x{result['kp_scale']:.2f}, damping x{result['damping_scale']:.2f}, "
+            f"friction loss x{result['frictionloss_scale']:.2f}, "
+            f"latency {result['latency_steps']} command(s)"
+        )
+    calibration.source[args.action] = str(args.recording)
+    print(f"wrote {calibration.save(args.out)}")
+    return 0

@@ -1,0 +1,105 @@
+"""``realgap diagnose``: find what differs between the twin and the arm."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "diagnose",
+        help="camera match, frame check, workspace coverage, cube and grasp, or all of "
+        "them from a calibration recording",
+    )
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    camera = sub.add_parser("camera", help="exposure, regions and mount pose at policy resolution")
+    camera.add_argument("recording", type=Path)
+    camera.add_argument("--calibration", type=Path, help="apply these joint offsets first")
+    camera.set_defaults(func=run_camera)
+    frame = sub.add_parser("frame", help="a placement in the arm and the sim frame")
+    frame.add_argument("x", type=float)
+    frame.add_argument("y", type=float)
+    frame.add_argument("--from", dest="measured_from", choices=["arm", "sim"], default="arm")
+    frame.set_defaults(func=run_frame)
+    cover = sub.add_parser("coverage", help="layout spots outside training or the start view")
+    cover.add_argument("--layout", type=Path)
+    cover.add_argument("--task", default="Reach")
+    cover.set_defaults(func=run_coverage)
+    grasp = sub.add_parser("grasp", help="cube mass and friction: twin vs a profile")
+    grasp.add_argument("--profile", default="typical_so101")
+    grasp.add_argument("--task", default="PickCube")
+    grasp.set_defaults(func=run_grasp)
+    everything = sub.add_parser(
+        "all", help="joints, servos, camera, frame and coverage from a recording"
+    )
+    everything.add_argument("recording", type=Path)
+    everything.add_argument("--out", type=Path, required=True, help="folder (e.g. a run folder)")
+    everything.add_argument("--layout", type=Path)
+    everything.set_defaults(func=run_all)
+
+
+def run_camera(args) -> int:
+    from realgap.diagnose.calibration import Calibration
+    from realgap.diagnose.camera import diagnose_camera
+    from realgap.diagnose.recording import CalibrationRecording
+
+    offsets = Calibration.load(args.calibration).joint_offsets_rad
+    result = diagnose_camera(CalibrationRecording.load(args.recording), offsets)
+    for warning in result["warnings"]:
+        print(f"warning: {warning}")
+    for name, region in result["regions"].items():
+        ratio = "-" if region["ratio"] is None else f"{region['ratio']:.2f}"
+        print(f"{name:>10}: real {region['real']:.3f}, twin {region['twin']:.3f}, ratio {ratio}")
+    print(
+        f"exposure the twin would need: x{result['exposure_gain_needed']:.2f}; mount off by "
+        f"{result['offset_in_wobbles']:.1f} and {result['rotation_in_wobbles']:.1f} training "
+        f"wobbles (position, rotation); field of view {result['fov_delta_deg']:+.1f} degrees"
+    )
+    return 0
+
+
+def run_frame(args) -> int:
+    from realgap.diagnose.workspace import frame_check
+
+    result = frame_check(args.x, args.y, args.measured_from)
+    print(result["note"])
+    print(f"arm frame (from the rotation axis): {result['arm_frame']}")
+    print(f"sim frame (from the base's back edge): {result['sim_frame']}")
+    return 0
+
+
+def run_coverage(args) -> int:
+    from realgap.diagnose.workspace import coverage
+    from realgap.eval.layout import load_layout
+
+    for row in coverage(load_layout(args.layout), args.task):
+        flags = []
+        if not row["in_training_square"]:
+            flags.append("outside the training square")
+        if not row["visible_from_start_pose"]:
+            flags.append("not visible from the start pose")
+        print(f"{row['spot']:>12} {row['cube']}: {', '.join(flags) or 'ok'}")
+    return 0
+
+
+def run_grasp(args) -> int:
+    from realgap.bridge.profile import load_profile
+    from realgap.diagnose.workspace import grasp_check
+
+    for name, row in grasp_check(load_profile(args.profile), args.task).items():
+        print(
+            f"{name:>14}: {row['mass_kg'] * 1000:.0f} g, friction {row['friction']:.2f}, "
+            f"pads {row['fingers']:.2f}: scripted {args.task} {row['success_rate']:.0%}"
+        )
+    return 0
+
+
+def run_all(args) -> int:
+    from realgap.diagnose.run import diagnose_recording
+
+    result = diagnose_recording(args.recording, args.out, args.layout)
+    summary = {k: result[k] for k in ("joints", "servos")}
+    print(json.dumps(summary, indent=1, default=float))
+    print(f"wrote {args.out / 'calibration.json'} and the report section in {args.out}")
+    return 0

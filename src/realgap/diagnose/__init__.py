@@ -1,0 +1,1 @@
+"""Gap diagnostics and calibration: measure what differs between the twin and the arm."""

@@ -1,0 +1,133 @@
+"""The calibration recording: a short, safe, scripted session on any arm.
+
+``realgap calibrate record`` commands it (through :class:`SafeArm`, so the
+same limits apply as in deployment) and stores it as one ``.npz``:
+
+1. **Pose sweep.** A still cube at a known spot; the arm visits ``poses``
+   seeded poses around the start pose (small excursions on every joint), settles,
+   and at each one stores averaged joint readings and a fresh full-resolution
+   camera frame. The camera and joint-offset diagnostics use it.
+2. **Step responses.** From the start pose, each arm joint in turn steps by
+   ``step_rad`` (below the safety layer's max step) and back, commanded at the
+   control rate while the readings are sampled four times per command. Servo
+   identification uses it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from realgap.bridge.safety import SafeArm
+from realgap.bridge.worlds import Spot, World
+from realgap.sim import robot
+
+POSE_EXCURSION_RAD = np.array([0.30, 0.15, 0.20, 0.25, 0.40, 0.0])
+"""Largest pose-sweep excursion per joint from the start pose."""
+
+
+@dataclass
+class CalibrationRecording:
+    task: str
+    world: str
+    cube_xy: tuple[float, float]
+    """Where the cube was placed for the pose sweep (arm frame, as the operator measured)."""
+    control_hz: float
+    sample_hz: float
+    step_rad: float
+    pose_readings: np.ndarray  # (P, 6) averaged readings, radians
+    pose_frames: np.ndarray  # (P, H, W, 3) uint8, the camera's native frames
+    step_writes: np.ndarray  # (W, 6) goals written, one per control tick
+    step_samples: np.ndarray  # (S, 6) readings, sample_hz
+    step_sample_write: np.ndarray  # (S,) index of the last write before each sample
+    meta: dict = field(default_factory=dict)
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        arrays = {k: v for k, v in asdict(self).items() if isinstance(v, np.ndarray)}
+        header = {k: v for k, v in asdict(self).items() if not isinstance(v, np.ndarray)}
+        np.savez_compressed(path, header=np.array(json.dumps(header)), **arrays)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> CalibrationRecording:
+        path = Path(path)
+        if not path.exists():
+            raise FileNotFoundError(f"calibration recording not found: {path}")
+        with np.load(path, allow_pickle=False) as data:
+            if "header" not in data:
+                raise ValueError(f"{path}: not a realgap calibration recording")
+            header = json.loads(str(data["header"]))
+            header["cube_xy"] = tuple(header["cube_xy"])
+            arrays = {k: data[k] for k in data.files if k != "header"}
+        return cls(**header, **arrays)
+
+
+def record_calibration(
+    world: World,
+    cube_xy: tuple[float, float] = (0.2, 0.0),
+    poses: int = 24,
+    step_rad: float = 0.05,
+    control_hz: float = 15.0,
+    seed: int = 0,
+) -> CalibrationRecording:
+    """Run the scripted calibration session on ``world`` and return the recording."""
+    rng = np.random.default_rng(seed)
+    clock = world.clock
+    start = robot.KEYFRAMES["start"]
+    readings, frames = [], []
+    world.camera.connect()
+    try:
+        with SafeArm(world.arm, clock=clock) as arm:
+            arm.enable()
+            arm.move_to(start)
+            world.place_scene(Spot("calibration", cube_xy, marked=True))
+            for _ in range(poses):
+                pose = start + rng.uniform(-1, 1, 6) * POSE_EXCURSION_RAD
+                arm.move_to(pose)
+                clock.sleep(0.6)
+                readings.append(np.mean([arm.read_positions() for _ in range(5)], axis=0))
+                frames.append(world.camera.read_fresh(clock.now()).image)
+            arm.move_to(start)
+            clock.sleep(1.0)
+            writes, samples, sample_write = _step_responses(arm, clock, step_rad, control_hz)
+    finally:
+        world.camera.disconnect()
+    return CalibrationRecording(
+        task=world.task,
+        world=world.name,
+        cube_xy=tuple(float(v) for v in cube_xy),
+        control_hz=control_hz,
+        sample_hz=4 * control_hz,
+        step_rad=step_rad,
+        pose_readings=np.array(readings),
+        pose_frames=np.array(frames),
+        step_writes=np.array(writes),
+        step_samples=np.array(samples),
+        step_sample_write=np.array(sample_write),
+        meta={"seed": seed, "poses": poses},
+    )
+
+
+def _step_responses(arm: SafeArm, clock, step_rad: float, control_hz: float):
+    """Hold, step one joint up by ``step_rad``, hold, step back; each arm joint in turn."""
+    base = arm.last_sent.copy()
+    plan = []
+    for joint in range(5):
+        up = base.copy()
+        up[joint] += step_rad
+        plan += [base] * 8 + [up] * 12 + [base] * 12
+    writes, samples, sample_write = [], [], []
+    period = 1.0 / control_hz
+    with arm.control_loop():
+        for index, goal in enumerate(plan):
+            writes.append(arm.command(goal))
+            for _ in range(4):  # sample the readings between commands
+                clock.sleep(period / 4)
+                samples.append(arm.read_positions())
+                sample_write.append(index)
+    return writes, samples, sample_write

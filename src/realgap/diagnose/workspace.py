@@ -1,0 +1,109 @@
+"""Checks that need no recording: frames, workspace coverage, and the cube and grasp.
+
+- **Frame check**: where the sim origin is relative to the rotation axis, and a
+  user-measured placement in both frames (the reference's sim measured from a
+  point 3.9 cm behind the axis).
+- **Coverage**: for a layout, which spots lie outside the training square and
+  which the wrist camera cannot see from the start pose (in the twin).
+- **Cube and grasp**: the cube mass and frictions the twin assumes against a
+  profile's, and how often the scripted grasp holds under each (the reference's
+  sim cube was 3 g with friction 2.0: the policy never learned to squeeze).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import mujoco
+import numpy as np
+
+from realgap.bridge.profile import RealityProfile
+from realgap.eval.failures import cube_in_view
+from realgap.eval.layout import Layout
+from realgap.sim import robot
+from realgap.sim.randomization import DomainRandomization
+from realgap.sim.scene import compile_scene
+from realgap.sim.tasks import make_task
+
+REFERENCE_SIM_CUBE = {"mass_kg": 0.003, "friction": 2.0}
+"""The cube of the reference write-up's sim."""
+
+
+def frame_check(x: float, y: float, measured_from: str = "arm") -> dict:
+    """A placement measured from the rotation axis ("arm") or the sim origin ("sim")."""
+    if measured_from not in ("arm", "sim"):
+        raise ValueError("measured_from must be 'arm' or 'sim'")
+    xy = np.array([x, y], dtype=float)
+    arm = xy if measured_from == "arm" else robot.sim_to_arm(xy)
+    return {
+        "sim_origin_from_axis_m": [float(-robot.PAN_AXIS_XY[0]), 0.0],
+        "arm_frame": [float(v) for v in arm],
+        "sim_frame": [float(v) for v in robot.arm_to_sim(arm)],
+        "note": (
+            "the sim origin is the base's back edge, "
+            f"{robot.PAN_AXIS_XY[0] * 100:.1f} cm behind the shoulder_pan rotation axis; "
+            "layouts and tasks measure from the axis"
+        ),
+    }
+
+
+def coverage(layout: Layout, task: str) -> list[dict]:
+    """Per spot: inside the training square? visible from the start pose?"""
+    layout = layout.for_task(task)
+    task_obj = make_task(task)
+    model, _ = compile_scene(task_obj.scene_config())
+    data = mujoco.MjData(model)
+    qadr = [model.joint(name).qposadr[0] for name in robot.JOINT_NAMES]
+    data.qpos[qadr] = robot.KEYFRAMES["start"]
+    mujoco.mj_kinematics(model, data)
+    mujoco.mj_camlight(model, data)  # camera poses are computed here, not in kinematics
+    camera = model.camera(robot.WRIST_CAMERA).id
+    half = task_obj.config.scene.cube_size_m / 2
+    out = []
+    for spot in layout.spots:
+        cube = np.array([[*robot.arm_to_sim(spot.cube_xy), half]])
+        visible = cube_in_view(
+            cube, data.cam_xpos[camera][None], data.cam_xmat[camera][None], model.cam_fovy[camera]
+        )[0]
+        out.append(
+            {
+                "spot": spot.name,
+                "cube": list(spot.cube_xy),
+                "in_training_square": spot.in_distribution,
+                "visible_from_start_pose": bool(visible),
+            }
+        )
+    return out
+
+
+def grasp_check(
+    profile: RealityProfile, task: str = "PickCube", episodes: int = 64, seed: int = 0
+) -> dict:
+    """Scripted-grasp success with the twin's cube, the profile's, and the reference's."""
+    from realgap.sim.batched_env import BatchedEnv
+    from realgap.sim.scripted import run_episodes
+
+    base = make_task(task)
+    scene = base.config.scene
+    cubes = {
+        "twin": {"mass_kg": scene.cube_mass_kg, "friction": scene.cube_friction, "fingers": 1.0},
+        "profile": {
+            "mass_kg": profile.cube.mass_kg,
+            "friction": profile.cube.friction,
+            "fingers": profile.fingers.friction,
+        },
+        "reference sim": {**REFERENCE_SIM_CUBE, "fingers": 1.0},
+    }
+    out = {}
+    for name, cube in cubes.items():
+        values = replace(
+            DomainRandomization.none(),
+            cube_mass_scale=(cube["mass_kg"] / scene.cube_mass_kg,) * 2,
+            cube_friction=(cube["friction"],) * 2,
+            finger_friction=(cube["fingers"],) * 2,
+        )
+        env = BatchedEnv(task, 32, randomization=values, render=False, seed=seed)
+        result = run_episodes(env, episodes, seed=seed)
+        env.close()
+        out[name] = {**cube, "success_rate": result["success_rate"]}
+    return out

@@ -1,0 +1,69 @@
+"""Gap diagnostics recover a fake arm's hidden values (the `diagnostics_check` profile:
+2 degrees of zero offset on shoulder_pan and elbow_flex, 1.3x exposure, half the servo
+stiffness, one command of latency), through the command line."""
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from realgap.cli import main
+from realgap.diagnose.camera import diagnose_camera
+from realgap.diagnose.joints import estimate_joint_offsets
+from realgap.diagnose.recording import CalibrationRecording
+from realgap.diagnose.twin import TwinCamera
+from realgap.sim import robot
+
+TRUE_OFFSETS_DEG = [2.0, 0.0, -2.0, 0.0, 0.0]
+
+
+@pytest.fixture(scope="module")
+def diagnosed(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("calibration")
+    recording = folder / "recording.npz"
+    args = ["calibrate", "record", "--world", "fake", "--profile", "diagnostics_check"]
+    assert main([*args, "--out", str(recording)]) == 0
+    assert main(["diagnose", "all", str(recording), "--out", str(folder / "run")]) == 0
+    return folder
+
+
+def test_hidden_values_are_recovered(diagnosed):
+    result = json.loads((diagnosed / "run" / "diagnosis.json").read_text())
+    offsets = np.array(result["joints"]["offsets_deg"][:5])
+    assert np.abs(offsets - TRUE_OFFSETS_DEG).max() < 0.5, offsets
+    assert result["camera"]["exposure_gain_needed"] == pytest.approx(1.3, rel=0.10)
+    assert result["servos"]["kp_scale"] == pytest.approx(0.5, rel=0.15)
+    assert result["servos"]["latency_steps"] == 1
+    assert result["camera"]["offset_in_wobbles"] < 1 and not result["camera"]["warnings"]
+    calibration = json.loads((diagnosed / "run" / "calibration.json").read_text())
+    assert calibration["servo"]["latency_steps"] == 1
+    assert "Diagnosis" in (diagnosed / "run" / "diagnosis.section.html").read_text()
+
+
+def test_servo_and_joint_commands_update_one_calibration_file(diagnosed):
+    recording, out = diagnosed / "recording.npz", diagnosed / "calibration.json"
+    assert main(["calibrate", "joints", str(recording), "--out", str(out)]) == 0
+    assert main(["calibrate", "servos", str(recording), "--out", str(out)]) == 0
+    calibration = json.loads(out.read_text())
+    assert np.rad2deg(calibration["joint_offsets_rad"][0]) == pytest.approx(2.0, abs=0.5)
+    assert calibration["servo"]["latency_steps"] == 1
+
+
+def test_a_nominal_arm_shows_no_offsets(tmp_path):
+    recording = tmp_path / "nominal.npz"
+    args = ["calibrate", "record", "--world", "fake", "--profile", "nominal", "--poses", "16"]
+    assert main([*args, "--out", str(recording)]) == 0
+    offsets = estimate_joint_offsets(CalibrationRecording.load(recording))["offsets_deg"]
+    assert np.abs(offsets).max() < 0.3, offsets
+
+
+def test_matching_at_the_rest_pose_warns(diagnosed):
+    recording = CalibrationRecording.load(diagnosed / "recording.npz")
+    rest = np.tile(robot.KEYFRAMES["rest"], (4, 1))
+    twin = TwinCamera(recording.task, recording.pose_frames.shape[1:3])
+    frames = np.array([twin.render(q, recording.cube_xy) for q in rest])
+    twin.close()
+    at_rest = replace(recording, pose_readings=rest, pose_frames=frames)
+    warnings = diagnose_camera(at_rest, frames_for_pose=2)["warnings"]
+    assert warnings and "start pose" in warnings[0]
