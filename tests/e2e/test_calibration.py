@@ -38,7 +38,9 @@ def test_hidden_values_are_recovered(diagnosed):
     assert result["camera"]["offset_in_wobbles"] < 1 and not result["camera"]["warnings"]
     calibration = json.loads((diagnosed / "run" / "calibration.json").read_text())
     assert calibration["servo"]["latency_steps"] == 1
-    assert "Diagnosis" in (diagnosed / "run" / "diagnosis.section.html").read_text()
+    assert main(["report", str(diagnosed / "run")]) == 0
+    page = (diagnosed / "run" / "report.html").read_text()
+    assert "Diagnosis" in page and "Joint zero offsets" in page
 
 
 def test_servo_and_joint_commands_update_one_calibration_file(diagnosed):

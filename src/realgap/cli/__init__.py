@@ -62,9 +62,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _stop_on_sigterm() -> None:
+    """Make SIGTERM unwind like Ctrl-C, so ``with SafeArm(...)`` blocks release the arm
+    (a killed process must not leave the servos holding torque)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda signum, frame: _raise_interrupt())
+
+
+def _raise_interrupt() -> None:
+    raise KeyboardInterrupt("SIGTERM")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _stop_on_sigterm()
     from realgap.errors import RealgapStop
 
     try:

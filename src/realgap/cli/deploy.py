@@ -26,17 +26,35 @@ def add_world_arguments(parser, worlds=("fake", "real"), default="fake") -> None
         "--realtime", action="store_true", help="fake world: run in wall-clock time"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--calibration",
+        type=Path,
+        help="calibration.json from `realgap diagnose all`: fake/real: the bridge corrects "
+        "joint zero offsets; sim: evaluate in the calibrated twin",
+    )
 
 
-def open_world(args, task: str):
+def open_world(args, task: str, apply_calibration: bool = True):
     from realgap.bridge.worlds import open_fake_world, open_real_world
 
     if args.world == "fake":
-        return open_fake_world(task, args.profile, seed=args.seed, realtime=args.realtime)
-    if not args.port:
-        raise ValueError("--world real needs --port (the arm's serial port)")
-    camera = int(args.camera) if str(args.camera).isdigit() else args.camera
-    return open_real_world(task, args.port, args.robot_id, camera, args.calibration_dir)
+        world = open_fake_world(task, args.profile, seed=args.seed, realtime=args.realtime)
+    else:
+        if not args.port:
+            raise ValueError("--world real needs --port (the arm's serial port)")
+        camera = int(args.camera) if str(args.camera).isdigit() else args.camera
+        world = open_real_world(task, args.port, args.robot_id, camera, args.calibration_dir)
+    if apply_calibration and getattr(args, "calibration", None) is not None:
+        from realgap.diagnose.calibration import Calibration, apply_to_arm
+
+        apply_to_arm(world.arm, Calibration.load(_existing(args.calibration)))
+    return world
+
+
+def _existing(path: Path) -> Path:
+    if not path.exists():
+        raise FileNotFoundError(f"calibration file not found: {path}")
+    return path
 
 
 def register(subparsers) -> None:

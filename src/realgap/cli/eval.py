@@ -39,6 +39,12 @@ def run(args) -> int:
     config = DeployConfig(
         control_hz=args.hz, action_scale=args.action_scale, episode_steps=args.steps
     )
+    calibration = None
+    if args.calibration is not None:
+        from realgap.cli.deploy import _existing
+        from realgap.diagnose.calibration import Calibration
+
+        calibration = Calibration.load(_existing(args.calibration))
     with Progress(transient=True) as progress:
         bar = progress.add_task(f"eval ({args.world})", total=args.trials)
         result = evaluate(
@@ -46,11 +52,12 @@ def run(args) -> int:
             args.world,
             layout,
             args.trials,
-            open_world=lambda task: open_world(args, task),
+            open_world=lambda task: open_world(args, task, apply_calibration=False),
             deploy_config=config,
             seed=args.seed,
             out=args.out,
             progress=lambda n: progress.update(bar, advance=n),
+            calibration=calibration,
         )
     print_result(result)
     if result.get("stopped"):

@@ -91,8 +91,10 @@ def build_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
         raise FileNotFoundError(f"run folder not found: {run}")
     evaluations = load_evaluations(run)
     metrics = _first(run, "metrics.csv")
-    if not evaluations and metrics is None:
-        raise FileNotFoundError(f"{run}: no eval_*.json or metrics.csv to report on")
+    if not evaluations and metrics is None and not any(run.glob("**/*.section.html")):
+        raise FileNotFoundError(
+            f"{run}: nothing to report on (no eval_*.json, metrics.csv or diagnosis)"
+        )
     parts = [f"<h1>realgap report: {html.escape(run.name)}</h1>"]
     task = evaluations[0]["task"] if evaluations else None
     created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
