@@ -43,8 +43,7 @@ QUICK_TRIALS = 13
 def run_demo(config: DemoConfig, console: Console | None = None) -> dict:
     from realgap.bridge.camera_lock import lock_camera
     from realgap.bridge.env import DeployConfig
-    from realgap.bridge.safety import SafeArm
-    from realgap.bridge.worlds import open_fake_world
+    from realgap.bridge.worlds import at_start_pose, open_fake_world
     from realgap.cli.train import QUICK
     from realgap.eval.layout import load_layout
     from realgap.eval.matched import evaluate
@@ -52,7 +51,6 @@ def run_demo(config: DemoConfig, console: Console | None = None) -> dict:
     from realgap.policy.onnx_policy import export_onnx, measure_latency
     from realgap.report.html import build_report
     from realgap.runtime import configure_torch_threads
-    from realgap.sim import robot
     from realgap.train import distill
 
     console = console or Console()
@@ -84,12 +82,8 @@ def run_demo(config: DemoConfig, console: Console | None = None) -> dict:
     cameras = out / "cameras"
     for profile in profiles.values():
         world = open_fake_world("Reach", profile, seed=config.seed)
-        world.camera.connect()
-        with SafeArm(world.arm, clock=world.clock) as arm:
-            arm.enable()
-            arm.move_to(robot.KEYFRAMES["start"])
+        with at_start_pose(world):
             lock = lock_camera(world.camera, folder=cameras)
-        world.camera.disconnect()
         console.print(f"locked {lock.camera_id}: reference brightness {lock.reference_mean:.3f}")
 
     console.rule("3/4 matched evaluation on the default layout")

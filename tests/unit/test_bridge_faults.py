@@ -14,7 +14,7 @@ from realgap.bridge.env import DeployConfig
 from realgap.bridge.interfaces import ArmDisconnected
 from realgap.bridge.recording import load_episode
 from realgap.bridge.safety import SafeArm, SafetyConfig, SafetyStop, UnsafeCommand
-from realgap.bridge.worlds import Spot, open_fake_world
+from realgap.bridge.worlds import Spot, at_start_pose, open_fake_world
 from realgap.policy.checkpoint import save_policy
 from realgap.policy.contract import ContractMismatch, PolicyContract
 from realgap.policy.networks import VisualPolicy
@@ -41,12 +41,8 @@ def policy_dir(tmp_path):
 def locked_world(profile="typical_so101", **kwargs):
     """A fake world whose camera was locked at the start pose (as `realgap camera lock`)."""
     world = open_fake_world("Reach", profile, **kwargs)
-    world.camera.connect()
-    with SafeArm(world.arm, clock=world.clock) as arm:
-        arm.enable()
-        arm.move_to(robot.KEYFRAMES["start"])
+    with at_start_pose(world):
         lock_camera(world.camera)
-    world.camera.disconnect()
     return open_fake_world("Reach", profile, **kwargs)
 
 
@@ -158,10 +154,7 @@ def test_nan_action_is_refused_and_data_kept(home, policy_dir, monkeypatch):
 
 def test_auto_exposure_fails_the_camera_check(home):
     world = locked_world()
-    world.camera.connect()
-    with SafeArm(world.arm, clock=world.clock) as arm:
-        arm.enable()
-        arm.move_to(robot.KEYFRAMES["start"])
+    with at_start_pose(world):
         # A new session: the camera powered up with auto-exposure on, the lock forgotten.
         with pytest.raises(CameraCheckFailed, match="auto-exposure is ON") as failure:
             check_camera(world.camera)

@@ -8,7 +8,8 @@ on the real arm the operator's key, with the twin's estimate beside it).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -61,6 +62,22 @@ class World:
             answer = self.ask(f"Success?{hint} [y/n] ").strip().lower()
             if answer in ("y", "yes", "n", "no"):
                 return answer.startswith("y")
+
+
+@contextmanager
+def at_start_pose(world: World) -> Iterator:
+    """Camera connected, torque on without a jump, the arm at the start pose -- where
+    camera locks and checks are defined -- then torque off and the camera released."""
+    from realgap.bridge.safety import SafeArm
+
+    world.camera.connect()
+    try:
+        with SafeArm(world.arm, clock=world.clock) as arm:
+            arm.enable()
+            arm.move_to(robot.KEYFRAMES["start"])
+            yield arm
+    finally:
+        world.camera.disconnect()
 
 
 def open_fake_world(

@@ -27,36 +27,27 @@ def run(args) -> int:
     from dataclasses import replace
 
     from realgap.bridge.camera_lock import DEFAULT_SETTINGS, check_camera, lock_camera, lock_path
-    from realgap.bridge.safety import SafeArm
+    from realgap.bridge.worlds import at_start_pose
     from realgap.cli.deploy import open_world
-    from realgap.sim import robot
 
     world = open_world(args, args.task)
-    world.camera.connect()
-    try:
-        # The reference region is defined as seen from the start pose (never at rest,
-        # where the jaws and the base hide the cloth).
-        with SafeArm(world.arm, clock=world.clock) as arm:
-            arm.enable()
-            arm.move_to(robot.KEYFRAMES["start"])
-            if args.action == "lock":
-                given = {"exposure": args.exposure, "gain": args.gain}
-                given["white_balance"] = args.white_balance
-                settings = replace(
-                    DEFAULT_SETTINGS, **{k: v for k, v in given.items() if v is not None}
-                )
-                lock = lock_camera(world.camera, settings)
-                print(
-                    f"locked camera {lock.camera_id!r}: {settings}; reference brightness "
-                    f"{lock.reference_mean:.3f}; stored in {lock_path(lock.camera_id)}"
-                )
-            else:
-                report = check_camera(world.camera)
-                print(
-                    f"camera {report['camera_id']!r} OK: settings as locked, reference "
-                    f"brightness {report['reference_mean']:.3f} (locked "
-                    f"{report['locked_mean']:.3f})"
-                )
-    finally:
-        world.camera.disconnect()
+    # The reference region is defined as seen from the start pose (never at rest).
+    with at_start_pose(world):
+        if args.action == "lock":
+            given = {"exposure": args.exposure, "gain": args.gain}
+            given["white_balance"] = args.white_balance
+            settings = replace(
+                DEFAULT_SETTINGS, **{k: v for k, v in given.items() if v is not None}
+            )
+            lock = lock_camera(world.camera, settings)
+            print(
+                f"locked camera {lock.camera_id!r}: {settings}; reference brightness "
+                f"{lock.reference_mean:.3f}; stored in {lock_path(lock.camera_id)}"
+            )
+        else:
+            report = check_camera(world.camera)
+            print(
+                f"camera {report['camera_id']!r} OK: settings as locked, reference "
+                f"brightness {report['reference_mean']:.3f} (locked {report['locked_mean']:.3f})"
+            )
     return 0

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from realgap.bridge.safety import SafeArm
-from realgap.bridge.worlds import Spot, World
+from realgap.bridge.worlds import Spot, World, at_start_pose
 from realgap.sim import robot
 
 POSE_EXCURSION_RAD = np.array([0.30, 0.15, 0.20, 0.25, 0.40, 0.0])
@@ -80,23 +80,17 @@ def record_calibration(
     clock = world.clock
     start = robot.KEYFRAMES["start"]
     readings, frames = [], []
-    world.camera.connect()
-    try:
-        with SafeArm(world.arm, clock=clock) as arm:
-            arm.enable()
-            arm.move_to(start)
-            world.place_scene(Spot("calibration", cube_xy, marked=True))
-            for _ in range(poses):
-                pose = start + rng.uniform(-1, 1, 6) * POSE_EXCURSION_RAD
-                arm.move_to(pose)
-                clock.sleep(0.6)
-                readings.append(np.mean([arm.read_positions() for _ in range(5)], axis=0))
-                frames.append(world.camera.read_fresh(clock.now()).image)
-            arm.move_to(start)
-            clock.sleep(1.0)
-            writes, samples, sample_write = _step_responses(arm, clock, step_rad, control_hz)
-    finally:
-        world.camera.disconnect()
+    with at_start_pose(world) as arm:
+        world.place_scene(Spot("calibration", cube_xy, marked=True))
+        for _ in range(poses):
+            pose = start + rng.uniform(-1, 1, 6) * POSE_EXCURSION_RAD
+            arm.move_to(pose)
+            clock.sleep(0.6)
+            readings.append(np.mean([arm.read_positions() for _ in range(5)], axis=0))
+            frames.append(world.camera.read_fresh(clock.now()).image)
+        arm.move_to(start)
+        clock.sleep(1.0)
+        writes, samples, sample_write = _step_responses(arm, clock, step_rad, control_hz)
     return CalibrationRecording(
         task=world.task,
         world=world.name,
