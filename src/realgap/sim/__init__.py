@@ -1,6 +1,4 @@
-"""The SO-101 digital twin: model, tasks, randomization, batched envs, wrist camera."""
+"""The SO-101 digital twin: model, tasks, randomization, batched envs, wrist camera.
 
-from realgap.runtime import configure_rendering
-
-# MuJoCo picks its GL backend at import: choose offscreen EGL before anything imports it.
-configure_rendering()
+(The offscreen GL backend is chosen in ``realgap/__init__.py``, before any module
+can import MuJoCo.)"""

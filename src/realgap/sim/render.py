@@ -15,11 +15,8 @@ import copy
 import mujoco
 import numpy as np
 
-from realgap.runtime import configure_rendering
 from realgap.sim import robot
 from realgap.sim.scene import CUBE, FLOOR
-
-configure_rendering()
 
 
 def area_downsample(image: np.ndarray, size: int) -> np.ndarray:
