@@ -143,3 +143,29 @@ def test_policy_runs_through_lerobot_on_the_twin(tmp_path, calibration_dir, monk
         # The twin moved where LeRobot sent it: within a servo's tracking error.
         assert np.abs(fake.readings() - robot.KEYFRAMES["start"]).max() < 0.15
         assert not fake.torque.any()
+
+
+def test_lerobot_loads_realgap_datasets_offline(tmp_path, monkeypatch):
+    """realgap writes the LeRobot v3.0 layout itself; LeRobot reads it with no hub access."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from lerobot.datasets import LeRobotDataset
+
+    from realgap.imitate.dataset import DemoWriter
+
+    rng = np.random.default_rng(0)
+    writer = DemoWriter(tmp_path / "demos", fps=10, task="pick up the cube")
+    actions = []
+    for n in (4, 6):
+        actions.append(rng.standard_normal((n, 6)).astype(np.float32))
+        writer.add_episode(
+            rng.integers(0, 256, (n, 16, 16, 3), dtype=np.uint8),
+            rng.standard_normal((n, 12)).astype(np.float32),
+            actions[-1],
+        )
+    writer.finalize()
+    dataset = LeRobotDataset("local/demos", root=tmp_path / "demos")
+    assert len(dataset) == 10 and dataset.num_episodes == 2
+    frame = dataset[5]
+    assert tuple(frame["observation.image"].shape) == (3, 16, 16)
+    assert np.allclose(frame["action"].numpy(), actions[1][1])
+    assert int(frame["episode_index"]) == 1 and frame["task"] == "pick up the cube"

@@ -1,0 +1,1 @@
+"""Imitation learning: demonstrations, a chunked-action BC policy, sim+real co-training."""
