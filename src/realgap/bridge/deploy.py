@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +22,12 @@ import numpy as np
 from realgap.bridge.camera_lock import load_lock
 from realgap.bridge.env import DeployConfig, RealWorldEnv
 from realgap.bridge.recording import EpisodeRecorder
-from realgap.bridge.safety import SafeArm, SafetyConfig, SafetyStop
+from realgap.bridge.safety import (
+    TARGET_POLICY_MAX_STEP,
+    SafeArm,
+    SafetyConfig,
+    SafetyStop,
+)
 from realgap.bridge.worlds import Spot, World
 from realgap.policy.contract import ContractMismatch, PolicyContract
 from realgap.sim.tasks import make_task
@@ -30,11 +35,16 @@ from realgap.sim.tasks import make_task
 
 def load_runtime_policy(folder: str | Path) -> tuple[Callable, PolicyContract]:
     """``policy(image, state) -> action`` (one observation or a batch) and its contract.
-    Uses the ONNX export (onnxruntime + numpy only) when present, else torch."""
+    Uses the ONNX export (onnxruntime + numpy only) when present, else torch. Stateful
+    policies (action chunking) have a ``reset()``, called at every episode start."""
     from realgap.policy.checkpoint import load_contract
 
     folder = Path(folder)
     contract = load_contract(folder)
+    if contract.extra.get("recipe") == "imitate":
+        from realgap.imitate.policy import load_chunk_policy
+
+        return load_chunk_policy(folder)[0], contract
     if (folder / "policy.onnx").exists():
         from realgap.policy.onnx_policy import OnnxPolicy
 
@@ -110,6 +120,8 @@ def run_episode(
     from realgap.eval.failures import EpisodeTracker
 
     clock = world.clock
+    if hasattr(policy, "reset"):
+        policy.reset()
     obs = env.reset(lambda: world.place_scene(spot))
     recorder.meta["first_frame_time"] = float(obs["frame_time"])
     recorder.meta["settled_time"] = float(env.settled_at)
@@ -157,14 +169,24 @@ def run_session(
     config: DeployConfig | None = None,
     safety: SafetyConfig | None = None,
     progress: Callable[[EpisodeResult], None] | None = None,
+    policy: tuple[Callable, PolicyContract] | None = None,
 ) -> dict:
-    """Run one episode per spot; returns (and writes to ``out/deploy.json``) a summary."""
+    """Run one episode per spot; returns (and writes to ``out/deploy.json``) a summary.
+    ``policy`` (a callable and its contract) replaces loading ``policy_folder``: how an
+    expert operator records demonstrations through the bridge."""
     config = config or DeployConfig()
-    policy, contract = load_runtime_policy(policy_folder)
+    policy, contract = policy or load_runtime_policy(policy_folder)
     if contract.task != world.task:
         raise ContractMismatch(f"task: policy has {contract.task!r}, world has {world.task!r}")
     training_steps = make_task(contract.task).config.episode_steps
-    steps = config.steps_for(contract, training_steps)
+    if contract.action_mode == "absolute":
+        # Target-predicting policies run at the rate their demonstrations were taken at,
+        # with the step limit of those demonstrations.
+        config = replace(config, control_hz=contract.control_hz, action_scale=1.0)
+        steps = config.episode_steps or training_steps
+        safety = safety or SafetyConfig(max_step_rad=TARGET_POLICY_MAX_STEP)
+    else:
+        steps = config.steps_for(contract, training_steps)
     out = Path(out) if out is not None else None
     timing = LoopTiming(1.0 / config.control_hz)
     results: list[EpisodeResult] = []

@@ -108,7 +108,9 @@ class RealWorldEnv:
     def check(self) -> dict:
         """Refuse to run, naming the problem, unless the world matches the policy."""
         # Rate and scale differ on purpose (slower on hardware); checked below instead.
-        self.contract.check(self.world_contract(), ignore=("control_hz", "action_scale"))
+        # The action mode is the policy's to choose: the env runs both.
+        ignore = ("control_hz", "action_scale", "action_mode")
+        self.contract.check(self.world_contract(), ignore=ignore)
         if self.contract.joint_units != "rad":
             raise ContractMismatch(f"joint_units: policy has {self.contract.joint_units!r}")
         readings = self.arm.read_positions()
@@ -125,7 +127,7 @@ class RealWorldEnv:
                 f"{self.config.control_hz} Hz loop; the policy would see repeated frames"
             )
         max_step = np.asarray(self.arm.config.max_step_rad)
-        if np.any(self.step_scale > max_step):
+        if self.contract.action_mode == "delta" and np.any(self.step_scale > max_step):
             raise ContractMismatch(
                 f"action_scale: a full action moves up to {np.round(self.step_scale, 3)} rad per "
                 f"step, above the safety layer's max step {np.round(max_step, 3)}: every large "
@@ -179,7 +181,10 @@ class RealWorldEnv:
         if action.shape != (6,):
             raise ValueError(f"action must have shape (6,), got {action.shape}")
         # NaN/inf pass through to the safety layer, which refuses them loudly.
-        desired = self.target + np.clip(action, -1.0, 1.0) * self.step_scale
+        if self.contract.action_mode == "absolute":
+            desired = action  # joint targets; the safety layer bounds each step
+        else:
+            desired = self.target + np.clip(action, -1.0, 1.0) * self.step_scale
         sent = self.arm.command(desired)
         self.target = sent
         return {"desired": desired, "sent": sent}

@@ -41,6 +41,11 @@ class SafetyStop(RealgapStop):
     """The run must stop: the watchdog tripped or a servo is too hot."""
 
 
+TARGET_POLICY_MAX_STEP = (0.10, 0.10, 0.10, 0.10, 0.10, 0.20)
+"""Step limit for policies that command joint targets at 10 Hz (imitation, the expert):
+their demonstrations move up to this much per command."""
+
+
 @dataclass(frozen=True)
 class SafetyConfig:
     """Safety limits; the defaults are safe for an SO-101 on a desk."""

@@ -19,6 +19,7 @@ from realgap.cli import (
     deploy,
     diagnose,
     export,
+    imitate,
     model,
     report,
     toy,
@@ -41,6 +42,7 @@ COMMANDS = [
     report,
     calibrate,
     diagnose,
+    imitate,
 ]
 """Subcommand modules, in the order ``realgap --help`` lists them."""
 

@@ -43,9 +43,11 @@ def evaluate_in_sim(
     chunk: int = 64,
     progress: Callable[[int], None] | None = None,
     calibration=None,
+    absolute: bool = False,
 ) -> list[dict]:
     """Episodes in the nominal twin (no randomization) -- or in the twin corrected by a
-    :class:`~realgap.diagnose.calibration.Calibration` -- batched; one dict per episode."""
+    :class:`~realgap.diagnose.calibration.Calibration` -- batched; one dict per episode.
+    ``absolute``: the policy outputs joint targets (imitation), not scaled deltas."""
     from realgap.diagnose.calibration import calibrated_env
     from realgap.sim.batched_env import BatchedEnv
 
@@ -66,8 +68,13 @@ def evaluate_in_sim(
         tracker = EpisodeTracker(env.task, len(part))
         recorders = [EpisodeRecorder({"task": task, "world": "sim"}) for _ in part]
         first_success = np.full(len(part), -1)
+        if hasattr(policy, "reset"):
+            policy.reset()
         for step in range(env.config.episode_steps):
             action = policy(obs["image"], obs["state"])
+            if absolute:  # joint targets -> the sim's scaled target deltas
+                offset = env.params.joint_offset + env.reading_bias
+                action = np.clip((action - offset - env.target) / env.action_scale, -1, 1)
             for i, recorder in enumerate(recorders):
                 recorder.add(step / env.config.control_hz, _row(obs, i), action[i], action[i])
             obs, _, _, _, info = env.step(action)
@@ -184,6 +191,7 @@ def evaluate(
             out / f"episodes_{tag}" if out else None,
             progress=progress,
             calibration=calibration,
+            absolute=contract.action_mode == "absolute",
         )
         world_name = "sim" + suffix
     else:

@@ -38,6 +38,10 @@ class PolicyContract:
     camera_pos: tuple[float, ...] = robot.WRIST_CAMERA_POS
     camera_xyaxes: tuple[float, ...] = robot.WRIST_CAMERA_XYAXES
     camera_fovy: float = robot.WRIST_CAMERA_FOVY
+    action_mode: str = "delta"
+    """``delta``: actions in [-1, 1] move the joint targets by ``action_scale`` per step
+    (RL policies). ``absolute``: actions are the joint targets themselves, radians, in
+    the readings' frame (imitation policies, like LeRobot's ACT)."""
     version: int = CONTRACT_VERSION
     extra: dict = field(default_factory=dict, compare=False)
     """Informational fields (training recipe, parameter count); not checked."""

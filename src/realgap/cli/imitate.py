@@ -1,0 +1,104 @@
+"""``realgap demos`` / ``realgap imitate`` / ``realgap cotrain``: imitation learning."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from realgap.cli.deploy import add_world_arguments
+
+
+def register(subparsers) -> None:
+    demos = subparsers.add_parser(
+        "demos", help="record scripted-expert demonstrations (sim, or a fake arm) as a dataset"
+    )
+    demos.add_argument("task", help="PickCube, PlaceCube or Reach")
+    add_world_arguments(demos, worlds=("sim", "fake"), default="sim")
+    demos.add_argument("--episodes", type=int, default=100, help="successful episodes to keep")
+    demos.add_argument("--out", type=Path, required=True, help="dataset folder (LeRobot layout)")
+    demos.set_defaults(func=run_demos)
+
+    imitate = subparsers.add_parser(
+        "imitate", help="train a chunked-action BC policy on sim and/or real demonstrations"
+    )
+    imitate.add_argument("--sim", type=Path, help="sim demonstrations")
+    imitate.add_argument("--real", type=Path, help="real (or fake-arm) demonstrations")
+    imitate.add_argument("--mix", type=float, default=0.5, help="fraction of each batch from real")
+    imitate.add_argument("--init", type=Path, help="fine-tune this policy folder")
+    imitate.add_argument("--steps", type=int, default=3000, help="gradient steps")
+    imitate.add_argument("--out", type=Path, required=True, help="run folder")
+    imitate.add_argument("--seed", type=int, default=0)
+    imitate.set_defaults(func=run_imitate)
+
+    cotrain = subparsers.add_parser(
+        "cotrain", help="the experiment: sim-only vs fine-tuned on real vs co-trained"
+    )
+    cotrain.add_argument("--task", default="PickCube")
+    cotrain.add_argument("--profile", default="typical_so101")
+    cotrain.add_argument("--sim-demos", type=int, default=200)
+    cotrain.add_argument("--real-demos", type=int, default=10)
+    cotrain.add_argument("--mix", type=float, default=0.3)
+    cotrain.add_argument("--steps", type=int, default=4000)
+    cotrain.add_argument("--trials", type=int, default=39)
+    cotrain.add_argument("--out", type=Path, default=Path("runs/cotrain"))
+    cotrain.add_argument("--seed", type=int, default=0)
+    cotrain.set_defaults(func=run_cotrain)
+
+
+def run_demos(args) -> int:
+    from realgap.imitate.demos import record_fake_demos, record_sim_demos
+    from realgap.sim.tasks import make_task
+
+    make_task(args.task)
+    if args.world == "sim":
+        result = record_sim_demos(args.task, args.episodes, args.out, args.seed)
+    else:
+        result = record_fake_demos(args.task, args.profile, args.episodes, args.out, args.seed)
+    print(
+        f"wrote {args.out}: {result['episodes']} successful episodes of {result['tried']} "
+        f"(expert {result['expert_success']:.0%})"
+    )
+    return 0
+
+
+def run_imitate(args) -> int:
+    from realgap.imitate import train
+    from realgap.runtime import configure_torch_threads
+
+    configure_torch_threads()
+    summary = train.main(
+        train.Args(
+            out=str(args.out),
+            sim=str(args.sim) if args.sim else None,
+            real=str(args.real) if args.real else None,
+            mix=args.mix,
+            init=str(args.init) if args.init else None,
+            steps=args.steps,
+            seed=args.seed,
+        )
+    )
+    print(
+        f"{summary['task']}: trained on {summary['frames']} frames in {summary['seconds']:.0f} s; "
+        f"policy in {summary['policy']}"
+    )
+    return 0
+
+
+def run_cotrain(args) -> int:
+    from realgap.imitate.experiment import ExperimentConfig, run_experiment
+    from realgap.runtime import configure_torch_threads
+
+    configure_torch_threads()
+    run_experiment(
+        ExperimentConfig(
+            out=args.out,
+            task=args.task,
+            profile=args.profile,
+            sim_demos=args.sim_demos,
+            real_demos=args.real_demos,
+            mix=args.mix,
+            steps=args.steps,
+            trials=args.trials,
+            seed=args.seed,
+        )
+    )
+    return 0
