@@ -64,11 +64,11 @@ def diagnose_camera(
     # view, so joint offsets cannot misalign them; a moved mount can).
     twin.set_camera(pose["offset_m"], pose["rotation_deg"], pose["fov_delta_deg"])
     moved = np.array([twin.render(a, cube) for a in angles]).astype(float)
-    jaws = (np.array([twin.labels(a, cube) for a in angles]) == 1)[..., None]
-    usable = jaws & (frames < 250) & (moved > 20)
+    moved_labels = np.array([twin.labels(a, cube) for a in angles])
+    usable = (moved_labels == 1)[..., None] & (frames < 250) & (moved > 20)
     gain = float(frames[usable].sum() / max(moved[usable].sum(), 1e-9))
     # The cloth's colour, as the twin would have to paint its floor (exposure removed).
-    cloth = np.array([twin.labels(a, cube) for a in angles]) == 0
+    cloth = moved_labels == 0
     background = np.clip(frames[cloth].mean(axis=0) / 255 / gain, 0, 1) if cloth.any() else None
     twin.set_camera()
     renders = np.array([twin.render(a, cube) for a in angles])
