@@ -83,12 +83,12 @@ class VisualPolicy(nn.Module):
 class StateTeacher(nn.Module):
     """Gaussian actor-critic on joint numbers + privileged state (PPO)."""
 
-    def __init__(self, obs_dim: int, hidden: int = 256, log_std: float = -0.5):
+    def __init__(self, obs_dim: int, hidden: int = 256):
         super().__init__()
         self.norm = RunningNorm(obs_dim)
         self.actor = mlp([obs_dim, hidden, hidden, 6])
         self.critic = mlp([obs_dim, hidden, hidden, 1])
-        self.log_std = nn.Parameter(torch.full((6,), log_std))
+        self.log_std = nn.Parameter(torch.full((6,), -0.5))
         with torch.no_grad():
             self.actor[-1].weight.mul_(0.01)
 

@@ -64,8 +64,6 @@ class Args:
     teacher: str = "ppo"
     """Who labels the student's states: ``ppo`` (the privileged state teacher trained
     here) or ``scripted`` (the privileged IK expert of ``realgap.sim.scripted``)."""
-    teacher_log_std: float = -0.5
-    """Initial log standard deviation of the teacher's exploration noise."""
     student_envs: int = 32
     """Parallel rendering envs for DAgger."""
     dagger_rounds: int = 10
@@ -122,7 +120,7 @@ def train_teacher(args: Args, log) -> StateTeacher:
     )
     eval_env = BatchedEnv(args.task, 32, render=False, privileged=True, seed=args.seed + 1)
     obs, _ = env.reset(seed=args.seed)
-    teacher = StateTeacher(_teacher_obs(obs).shape[1], log_std=args.teacher_log_std)
+    teacher = StateTeacher(_teacher_obs(obs).shape[1])
     optimizer = torch.optim.Adam(teacher.parameters(), lr=args.teacher_lr, eps=1e-5)
     n, horizon = args.num_envs, args.rollout_steps
     updates = max(1, args.teacher_steps // (n * horizon))
