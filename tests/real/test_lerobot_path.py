@@ -17,11 +17,12 @@ from realgap.bridge.deploy import run_session
 from realgap.bridge.env import DeployConfig
 from realgap.bridge.fake import FakeCamera, FakeWorld
 from realgap.bridge.interfaces import ArmDisconnected, Clock
-from realgap.bridge.lerobot_arm import LeRobotArm, LeRobotUnavailable, import_lerobot
+from realgap.bridge.lerobot_arm import LeRobotArm
 from realgap.bridge.profile import load_profile
 from realgap.bridge.safety import SafeArm
 from realgap.bridge.sts3215 import FakeWorldServos, STS3215Chain
 from realgap.bridge.worlds import Spot, World
+from realgap.lerobot_api import LeRobotUnavailable, import_follower
 from realgap.policy.checkpoint import save_policy
 from realgap.policy.contract import PolicyContract
 from realgap.policy.networks import VisualPolicy
@@ -62,7 +63,7 @@ def rest_ticks():
 def test_unmodified_lerobot_connect_jumps_on_power_up_goal_zero(calibration_dir):
     """The quirk, reproduced at the register level: LeRobot's own connect() enables
     torque with the stored goal of 0 and the arm slews away."""
-    follower, config = import_lerobot()
+    follower, config = import_follower()
     with STS3215Chain(start_ticks=rest_ticks(), power_up_goal_zero=True) as chain:
         before = chain.present_ticks().copy()
         arm = follower(config(port=chain.port, id=ROBOT_ID, calibration_dir=calibration_dir))
@@ -109,7 +110,7 @@ def test_unsupported_version_is_refused(monkeypatch):
 
     monkeypatch.setattr(lerobot, "__version__", "0.4.4")
     with pytest.raises(LeRobotUnavailable, match=r"0\.4\.4 is not supported"):
-        import_lerobot()
+        import_follower()
 
 
 def test_policy_runs_through_lerobot_on_the_twin(tmp_path, calibration_dir, monkeypatch):

@@ -41,6 +41,10 @@ def load_runtime_policy(folder: str | Path) -> tuple[Callable, PolicyContract]:
 
     folder = Path(folder)
     contract = load_contract(folder)
+    if contract.extra.get("recipe") == "imitate" and contract.extra.get("policy") == "act":
+        from realgap.imitate.act import load_act_policy
+
+        return load_act_policy(folder), contract
     if contract.extra.get("recipe") == "imitate":
         from realgap.imitate.policy import load_chunk_policy
 

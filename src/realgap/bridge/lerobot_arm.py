@@ -1,9 +1,8 @@
-"""The real SO-101 through LeRobot's follower driver. The only module that imports lerobot.
+"""The real SO-101 through LeRobot's follower driver (imported via :mod:`realgap.lerobot_api`).
 
 Install with ``pip install 'realgap[real]'`` (LeRobot >= 0.5 needs Python >= 3.12).
-Supported LeRobot versions: :data:`SUPPORTED`; anything else is refused with a
-message, because this module relies on behaviour that has changed between
-releases (all checked on 0.6.1):
+This module relies on behaviour that has changed between releases (all checked on
+0.6.1):
 
 - ``SO101Follower`` is an alias of ``SOFollower`` in ``lerobot.robots.so_follower``
   (``so101_follower`` went away in 0.4.3, and the calibration folder moved).
@@ -28,35 +27,10 @@ from pathlib import Path
 import numpy as np
 
 from realgap.bridge.interfaces import Arm, ArmDisconnected
+from realgap.lerobot_api import LeRobotUnavailable, import_follower
 from realgap.sim import robot
 
-SUPPORTED = ("0.5", "0.6")
-"""LeRobot minor versions this module is tested against."""
-
-INSTALL_HINT = (
-    "the real arm needs LeRobot: pip install 'realgap[real]' "
-    "(LeRobot >= 0.5 needs Python >= 3.12; see the README)"
-)
-
-
-class LeRobotUnavailable(ImportError):
-    """LeRobot is missing, or a version realgap does not support."""
-
-
-def import_lerobot():
-    """Import LeRobot's SO-101 follower, checking the version; returns (robot class, config)."""
-    try:
-        import lerobot
-        from lerobot.robots.so_follower import SO101Follower, SO101FollowerConfig
-    except ImportError as error:
-        raise LeRobotUnavailable(f"{INSTALL_HINT} ({error})") from error
-    version = getattr(lerobot, "__version__", "unknown")
-    if not any(version == v or version.startswith(v + ".") for v in SUPPORTED):
-        raise LeRobotUnavailable(
-            f"LeRobot {version} is not supported; realgap supports {', '.join(SUPPORTED)}.x. "
-            f"Install a supported release: pip install 'lerobot[feetech]>=0.5,<0.7'"
-        )
-    return SO101Follower, SO101FollowerConfig
+__all__ = ["LeRobotArm", "LeRobotUnavailable"]
 
 
 class LeRobotArm(Arm):
@@ -87,7 +61,7 @@ class LeRobotArm(Arm):
         return self.robot is not None and self.robot.bus.is_connected
 
     def _connect(self) -> None:
-        follower, follower_config = import_lerobot()
+        follower, follower_config = import_follower()
         config = follower_config(
             port=self.port,
             id=self.robot_id,

@@ -15,6 +15,12 @@ def register(subparsers) -> None:
     add_world_arguments(demos, worlds=("sim", "fake"), default="sim")
     demos.add_argument("--episodes", type=int, default=100, help="successful episodes to keep")
     demos.add_argument("--out", type=Path, required=True, help="dataset folder (LeRobot layout)")
+    demos.add_argument(
+        "--noise",
+        type=float,
+        default=0.0,
+        help="sim only: DART noise on executed actions (labels stay the expert's)",
+    )
     demos.set_defaults(func=run_demos)
 
     imitate = subparsers.add_parser(
@@ -24,7 +30,19 @@ def register(subparsers) -> None:
     imitate.add_argument("--real", type=Path, help="real (or fake-arm) demonstrations")
     imitate.add_argument("--mix", type=float, default=0.5, help="fraction of each batch from real")
     imitate.add_argument("--init", type=Path, help="fine-tune this policy folder")
-    imitate.add_argument("--steps", type=int, default=3000, help="gradient steps")
+    imitate.add_argument(
+        "--policy",
+        choices=("chunk", "act"),
+        default="chunk",
+        help="chunk: built-in chunked BC (CPU, minutes); act: LeRobot's ACT (the real extra)",
+    )
+    imitate.add_argument("--steps", type=int, default=10000, help="gradient steps")
+    imitate.add_argument(
+        "--n-action-steps", type=int, default=2, help="targets played before planning again"
+    )
+    imitate.add_argument(
+        "--ensemble", type=float, help="ACT's temporal ensembling coefficient (e.g. 0.01)"
+    )
     imitate.add_argument("--out", type=Path, required=True, help="run folder")
     imitate.add_argument("--seed", type=int, default=0)
     imitate.set_defaults(func=run_imitate)
@@ -37,7 +55,9 @@ def register(subparsers) -> None:
     cotrain.add_argument("--sim-demos", type=int, default=200)
     cotrain.add_argument("--real-demos", type=int, default=10)
     cotrain.add_argument("--mix", type=float, default=0.3)
-    cotrain.add_argument("--steps", type=int, default=4000)
+    cotrain.add_argument("--sim-noise", type=float, default=0.0, help="DART noise, sim demos")
+    cotrain.add_argument("--policy", choices=("chunk", "act"), default="chunk")
+    cotrain.add_argument("--steps", type=int, default=10000)
     cotrain.add_argument("--trials", type=int, default=39)
     cotrain.add_argument("--out", type=Path, default=Path("runs/cotrain"))
     cotrain.add_argument("--seed", type=int, default=0)
@@ -49,8 +69,10 @@ def run_demos(args) -> int:
     from realgap.sim.tasks import make_task
 
     make_task(args.task)
+    if args.noise and args.world != "sim":
+        raise ValueError("--noise is for sim demonstrations; a real operator's noise is their own")
     if args.world == "sim":
-        result = record_sim_demos(args.task, args.episodes, args.out, args.seed)
+        result = record_sim_demos(args.task, args.episodes, args.out, args.seed, noise=args.noise)
     else:
         result = record_fake_demos(args.task, args.profile, args.episodes, args.out, args.seed)
     print(
@@ -74,6 +96,9 @@ def run_imitate(args) -> int:
             init=str(args.init) if args.init else None,
             steps=args.steps,
             seed=args.seed,
+            policy=args.policy,
+            n_action_steps=args.n_action_steps,
+            ensemble=args.ensemble,
         )
     )
     print(
@@ -96,6 +121,8 @@ def run_cotrain(args) -> int:
             sim_demos=args.sim_demos,
             real_demos=args.real_demos,
             mix=args.mix,
+            sim_noise=args.sim_noise,
+            policy=args.policy,
             steps=args.steps,
             trials=args.trials,
             seed=args.seed,

@@ -36,9 +36,21 @@ TASK_TEXT = {
 
 
 def record_sim_demos(
-    task: str, episodes: int, out: str | Path, seed: int = 0, randomize: bool = True, envs=32
+    task: str,
+    episodes: int,
+    out: str | Path,
+    seed: int = 0,
+    randomize: bool = True,
+    envs: int = 32,
+    noise: float = 0.0,
 ) -> dict:
-    """Run the expert in the twin until ``episodes`` successful episodes are recorded."""
+    """Run the expert in the twin until ``episodes`` successful episodes are recorded.
+
+    ``noise`` (DART): the arm executes the expert's action plus Gaussian noise of
+    this standard deviation (in action units, 1 = a full step), while the dataset
+    labels each frame with the expert's clean command. The demos then show how to
+    recover from small errors -- exactly the states a cloned policy drifts into.
+    """
     env = BatchedEnv(
         task,
         envs,
@@ -51,6 +63,7 @@ def record_sim_demos(
     obs, _ = env.reset(seed=seed)
     kept = tried = 0
     low, high = robot.JOINT_RANGES.T
+    rng = np.random.default_rng(seed)
     while kept < episodes:
         action = expert.act()
         # The target the expert commands, in the frame the policy reads joints in.
@@ -58,7 +71,8 @@ def record_sim_demos(
         commanded = target + env.params.joint_offset
         for i in range(envs):
             buffers[i].append((obs["image"][i], obs["state"][i], commanded[i]))
-        obs, _, _, _, info = env.step(action)
+        executed = np.clip(action + noise * rng.standard_normal(action.shape), -1.0, 1.0)
+        obs, _, _, _, info = env.step(executed if noise > 0 else action)
         if "episode" in info:
             for i, success in zip(info["episode"]["env"], info["episode"]["success"]):
                 tried += 1

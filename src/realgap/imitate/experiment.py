@@ -36,9 +36,13 @@ class ExperimentConfig:
     """The fake arm standing in for the real one."""
     sim_demos: int = 200
     real_demos: int = 10
+    sim_noise: float = 0.0
+    """DART noise on the sim demonstrations (see ``record_sim_demos``)."""
     mix: float = 0.3
     """Fraction of each co-training batch from the real demos."""
-    steps: int = 4000
+    policy: str = "chunk"
+    """chunk (built-in) or act (LeRobot's ACT; the real extra)."""
+    steps: int = 10000
     """Gradient steps for sim-only and co-training."""
     finetune_steps: int = 1000
     trials: int = 39
@@ -63,14 +67,16 @@ def run_experiment(config: ExperimentConfig, console: Console | None = None) -> 
     sim_demos, real_demos = out / "demos_sim", out / "demos_real"
     recorded = {}
     if not (sim_demos / "meta" / "info.json").exists():
-        recorded["sim"] = record_sim_demos(config.task, config.sim_demos, sim_demos, config.seed)
+        recorded["sim"] = record_sim_demos(
+            config.task, config.sim_demos, sim_demos, config.seed, noise=config.sim_noise
+        )
     if not (real_demos / "meta" / "info.json").exists():
         recorded["real"] = record_fake_demos(
             config.task, config.profile, config.real_demos, real_demos, config.seed, cameras
         )
     console.print(f"demonstrations: {recorded or 'reused'}")
 
-    base = train.Args(steps=config.steps, seed=config.seed, progress=True)
+    base = train.Args(steps=config.steps, seed=config.seed, policy=config.policy, progress=True)
     policies = {
         "sim only": replace(base, out=str(out / "sim_only"), sim=str(sim_demos)),
     }
