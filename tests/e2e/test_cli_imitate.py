@@ -45,3 +45,30 @@ def test_tiny_imitation_run_beats_a_random_policy(tmp_path, monkeypatch):
     )
     assert fake["timing"]["target_ms"] == 100.0  # run at the demonstrations' 10 Hz
     assert fake["overall"]["trials"] == 9
+
+
+def test_dart_noise_is_for_sim_demos_only(tmp_path, capsys):
+    args = ["demos", "Reach", "--world", "fake", "--noise", "0.3", "--out", str(tmp_path / "d")]
+    assert main(args) != 0
+    assert "--noise is for sim demonstrations" in capsys.readouterr().err
+    assert not (tmp_path / "d").exists()
+
+
+def test_noisy_sim_demos_keep_the_experts_labels(tmp_path):
+    """DART: the arm wanders off the expert's path, the labels stay the expert's."""
+    from realgap.imitate.demos import record_sim_demos
+
+    clean, noisy = tmp_path / "clean", tmp_path / "noisy"
+    record_sim_demos("Reach", 4, clean, seed=3, envs=4)
+    record_sim_demos("Reach", 4, noisy, seed=3, envs=4, noise=0.5)
+    clean, noisy = load_demos(clean), load_demos(noisy)
+    # Label minus current command: the expert's step, at most one action scale.
+    step = np.abs(noisy.actions - noisy.states[:, 6:12]).max(0)
+    assert (step <= np.array([0.1] * 5 + [0.2]) + 1e-4).all()
+    # What was executed is not the label: the next frame's command differs from it.
+    same_episode = noisy.episode[1:] == noisy.episode[:-1]
+    executed_gap = np.abs(noisy.states[1:, 6:12] - noisy.actions[:-1])[same_episode]
+    clean_gap = np.abs(clean.states[1:, 6:12] - clean.actions[:-1])[
+        clean.episode[1:] == clean.episode[:-1]
+    ]
+    assert executed_gap.mean() > 10 * max(clean_gap.mean(), 1e-6)

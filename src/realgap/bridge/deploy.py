@@ -21,6 +21,7 @@ import numpy as np
 
 from realgap.bridge.camera_lock import load_lock
 from realgap.bridge.env import DeployConfig, RealWorldEnv
+from realgap.bridge.estimate import TwinEstimator
 from realgap.bridge.recording import EpisodeRecorder
 from realgap.bridge.safety import (
     TARGET_POLICY_MAX_STEP,
@@ -30,6 +31,7 @@ from realgap.bridge.safety import (
 )
 from realgap.bridge.worlds import Spot, World
 from realgap.policy.contract import ContractMismatch, PolicyContract
+from realgap.sim.failures import EpisodeTracker
 from realgap.sim.tasks import make_task
 
 
@@ -120,9 +122,6 @@ def run_episode(
 ) -> dict:
     """One episode; returns the world's success flag and failure reason where it knows
     them (fake), the twin's estimate where it does not (real), and the first success step."""
-    from realgap.eval.estimate import TwinEstimator
-    from realgap.eval.failures import EpisodeTracker
-
     clock = world.clock
     if hasattr(policy, "reset"):
         policy.reset()

@@ -18,9 +18,9 @@ import mujoco
 import numpy as np
 
 from realgap.bridge.profile import RealityProfile
-from realgap.eval.failures import cube_in_view
 from realgap.eval.layout import Layout
 from realgap.sim import robot
+from realgap.sim.failures import cube_in_view
 from realgap.sim.randomization import DomainRandomization
 from realgap.sim.scene import compile_scene
 from realgap.sim.tasks import make_task

@@ -20,10 +20,10 @@ import numpy as np
 
 from realgap.bridge.recording import EpisodeRecorder
 from realgap.bridge.worlds import Spot
-from realgap.eval.failures import EpisodeTracker
 from realgap.eval.layout import Layout
 from realgap.eval.stats import rate
 from realgap.sim import robot
+from realgap.sim.failures import EpisodeTracker
 
 
 def _episode_rows(layout: Layout, trials: int) -> list[tuple[int, Spot]]:

@@ -6,7 +6,8 @@ its sim/real :class:`~realgap.imitate.train.MixSampler`, since LeRobot cannot mi
 two datasets at a ratio) and the policy folder: LeRobot's ``save_pretrained``
 files plus realgap's ``contract.json``, so the bridge deploys it like any policy.
 
-Sized for a CPU by default (:data:`CPU_SIZE`, ~3M parameters instead of ~52M);
+Sized for a CPU by default (:data:`CPU_SIZE`: 12.3M parameters, 11.2M of them the
+ResNet-18 backbone, instead of ~52M);
 ``pretrained_backbone_weights`` is always None, because the default downloads
 ImageNet weights and a 16x16 image gains little from them. Needs the ``real``
 extra (LeRobot, Python >= 3.12); all LeRobot names come from

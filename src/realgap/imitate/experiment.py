@@ -168,10 +168,23 @@ def plot_results(results: dict, path: Path) -> Path:
             color=colour,
             label="sim" if world == "sim" else "fake arm",
         )
+        reference = [REFERENCE.get(n, {}).get("sim" if world == "sim" else "real") for n in names]
+        shown = [(i + offset, r) for i, r in enumerate(reference) if r is not None]
+        if shown:
+            ax.scatter(
+                *zip(*shown),
+                marker="D",
+                s=36,
+                facecolor="white",
+                edgecolor="black",
+                zorder=3,
+                label="reference (published)" if world == "sim" else None,
+            )
     ax.set_xticks(range(len(names)), names)
-    ax.set_ylim(0, 1)
+    ax.set_ylim(0, 1.15)  # headroom for the legend above the bars
+    ax.set_yticks(np.linspace(0, 1, 6))
     ax.set_ylabel("success (95% interval)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, ncol=3, loc="upper center")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -181,16 +194,23 @@ def plot_results(results: dict, path: Path) -> Path:
 def section_html(results: dict, config: ExperimentConfig, plot: Path) -> str:
     import base64
 
+    def reference(name: str) -> str:
+        values = REFERENCE.get(name)
+        return f"{values['sim']:.0%} / {values['real']:.0%}" if values else "-"
+
     rows = "".join(
-        f"<tr><td>{name}</td><td>{_rate(w['sim'])}</td><td>{_rate(w['fake'])}</td></tr>"
+        f"<tr><td>{name}</td><td>{_rate(w['sim'])}</td><td>{_rate(w['fake'])}</td>"
+        f"<td>{reference(name)}</td></tr>"
         for name, w in results.items()
     )
     image = base64.b64encode(plot.read_bytes()).decode()
     return (
-        f"<h2>Imitation and co-training ({config.task}, fake arm: {config.profile})</h2>"
+        f"<h2>Imitation and co-training ({config.task}, {config.policy} policy, "
+        f"fake arm: {config.profile})</h2>"
         f"<p class='note'>{config.sim_demos} sim and {config.real_demos} real demonstrations; "
         f"co-training mix {config.mix:.0%} real. Reference: sim-only 80% sim / 50% real, "
         "fine-tuned on 10 real demos 75% / 65%.</p>"
-        f"<table><tr><th>policy</th><th>sim</th><th>fake arm</th></tr>{rows}</table>"
+        "<table><tr><th>policy</th><th>sim</th><th>fake arm</th>"
+        f"<th>reference sim / real</th></tr>{rows}</table>"
         f"<figure><img alt='co-training' src='data:image/png;base64,{image}'></figure>"
     )
