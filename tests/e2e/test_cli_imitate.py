@@ -72,3 +72,31 @@ def test_noisy_sim_demos_keep_the_experts_labels(tmp_path):
         clean.episode[1:] == clean.episode[:-1]
     ]
     assert executed_gap.mean() > 10 * max(clean_gap.mean(), 1e-6)
+
+
+def test_cotrain_experiment_end_to_end(tmp_path, monkeypatch, capsys):
+    """The whole comparison, tiny: three policies, two worlds, table, plot, report section."""
+    monkeypatch.setenv("REALGAP_HOME", str(tmp_path / "home"))
+    out = tmp_path / "cotrain"
+    args = ["cotrain", "--task", "Reach", "--sim-demos", "6", "--real-demos", "2"]
+    args += ["--steps", "40", "--finetune-steps", "10", "--trials", "13", "--out", str(out)]
+    assert main(args) == 0
+    table = json.loads((out / "cotrain.json").read_text())
+    names = {"sim only", "fine-tuned on real", "co-trained, 10% real", "co-trained, 30% real"}
+    assert set(table["policies"]) == names
+    for worlds in table["policies"].values():
+        for world in ("sim", "fake"):
+            low, high = worlds[world]["ci95"]
+            assert worlds[world]["trials"] == 9 and low <= worlds[world]["success_rate"] <= high
+    tuned = json.loads((out / "finetuned" / "policy" / "contract.json").read_text())
+    assert tuned["extra"]["init"].endswith("sim_only/policy") and tuned["extra"]["sim"] is None
+    cotrained = json.loads((out / "cotrained_10" / "config.json").read_text())
+    assert cotrained["mix"] == 0.1 and cotrained["real"] and cotrained["sim"]
+    section = (out / "cotrain.section.html").read_text()
+    assert section.count("<tr>") == 5 and "data:image/png;base64," in section
+    assert (out / "cotrain.png").stat().st_size > 5000
+    # Run again: the demos and the four trained policies are reused, not redone.
+    capsys.readouterr()
+    assert main(args) == 0
+    output = capsys.readouterr().out
+    assert output.count("reusing") == 4 and "'reused': True" in output

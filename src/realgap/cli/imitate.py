@@ -54,11 +54,18 @@ def register(subparsers) -> None:
     cotrain.add_argument("--profile", default="typical_so101")
     cotrain.add_argument("--sim-demos", type=int, default=200)
     cotrain.add_argument("--real-demos", type=int, default=10)
-    cotrain.add_argument("--mix", type=float, default=0.3)
-    cotrain.add_argument("--sim-noise", type=float, default=0.0, help="DART noise, sim demos")
+    cotrain.add_argument(
+        "--mix",
+        type=float,
+        nargs="+",
+        default=[0.1, 0.3],
+        help="co-training runs: fraction of each batch from the real demos",
+    )
+    cotrain.add_argument("--sim-noise", type=float, default=0.3, help="DART noise, sim demos")
     cotrain.add_argument("--policy", choices=("chunk", "act"), default="chunk")
-    cotrain.add_argument("--steps", type=int, default=10000)
-    cotrain.add_argument("--trials", type=int, default=39)
+    cotrain.add_argument("--steps", type=int, default=10000, help="sim-only and co-training")
+    cotrain.add_argument("--finetune-steps", type=int, default=300)
+    cotrain.add_argument("--trials", type=int, default=78, help="54 inside the square")
     cotrain.add_argument("--out", type=Path, default=Path("runs/cotrain"))
     cotrain.add_argument("--seed", type=int, default=0)
     cotrain.set_defaults(func=run_cotrain)
@@ -120,10 +127,11 @@ def run_cotrain(args) -> int:
             profile=args.profile,
             sim_demos=args.sim_demos,
             real_demos=args.real_demos,
-            mix=args.mix,
+            mixes=tuple(args.mix),
             sim_noise=args.sim_noise,
             policy=args.policy,
             steps=args.steps,
+            finetune_steps=args.finetune_steps,
             trials=args.trials,
             seed=args.seed,
         )

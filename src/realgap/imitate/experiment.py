@@ -4,9 +4,9 @@ Reproduces the published comparison on the twin and a fake arm:
 
 1. record sim demonstrations (randomized twin) and 10 "real" ones (fake arm, through
    the bridge);
-2. train on sim only; fine-tune that policy on the real demos only; co-train a fresh
-   policy on both at a fixed mix ratio;
-3. evaluate all three on the same layout in the nominal sim and on the fake arm,
+2. train on sim only; fine-tune that policy on the real demos only; co-train fresh
+   policies on both, one per mix ratio (the share of each batch from real demos);
+3. evaluate them all on the same layout in the nominal sim and on the fake arm,
    with Wilson intervals, and plot them.
 
 The reference found 80% sim / 50% real for sim-only, 75% / 65% after fine-tuning on
@@ -36,17 +36,17 @@ class ExperimentConfig:
     """The fake arm standing in for the real one."""
     sim_demos: int = 200
     real_demos: int = 10
-    sim_noise: float = 0.0
+    sim_noise: float = 0.3
     """DART noise on the sim demonstrations (see ``record_sim_demos``)."""
-    mix: float = 0.3
-    """Fraction of each co-training batch from the real demos."""
+    mixes: tuple[float, ...] = (0.1, 0.3)
+    """Co-training runs: the fraction of each batch from the real demos, one run each."""
     policy: str = "chunk"
     """chunk (built-in) or act (LeRobot's ACT; the real extra)."""
     steps: int = 10000
     """Gradient steps for sim-only and co-training."""
-    finetune_steps: int = 1000
-    trials: int = 39
-    """Episodes per policy per world over the default layout."""
+    finetune_steps: int = 300
+    trials: int = 78
+    """Episodes per policy per world over the default layout (54 inside the square)."""
     seed: int = 0
 
 
@@ -74,26 +74,31 @@ def run_experiment(config: ExperimentConfig, console: Console | None = None) -> 
         recorded["real"] = record_fake_demos(
             config.task, config.profile, config.real_demos, real_demos, config.seed, cameras
         )
-    console.print(f"demonstrations: {recorded or 'reused'}")
+    for name, folder in (("sim", sim_demos), ("real", real_demos)):
+        if name not in recorded:  # reused from an earlier run in this folder
+            info = json.loads((folder / "meta" / "info.json").read_text())
+            recorded[name] = {"episodes": info["total_episodes"], "reused": True}
+    console.print(f"demonstrations: {recorded}")
 
     base = train.Args(steps=config.steps, seed=config.seed, policy=config.policy, progress=True)
-    policies = {
-        "sim only": replace(base, out=str(out / "sim_only"), sim=str(sim_demos)),
-    }
-    console.rule("training")
-    summaries = {"sim only": train.main(policies["sim only"])}
+    policies = {"sim only": replace(base, out=str(out / "sim_only"), sim=str(sim_demos))}
     policies["fine-tuned on real"] = replace(
         base,
         out=str(out / "finetuned"),
         real=str(real_demos),
-        init=summaries["sim only"]["policy"],
+        init=str(out / "sim_only" / "policy"),
         steps=config.finetune_steps,
     )
-    policies["co-trained"] = replace(
-        base, out=str(out / "cotrained"), sim=str(sim_demos), real=str(real_demos), mix=config.mix
-    )
-    for name in ("fine-tuned on real", "co-trained"):
-        summaries[name] = train.main(policies[name])
+    for mix in config.mixes:
+        policies[cotrained_name(mix, config.mixes)] = replace(
+            base,
+            out=str(out / f"cotrained_{round(mix * 100)}"),
+            sim=str(sim_demos),
+            real=str(real_demos),
+            mix=mix,
+        )
+    console.rule("training")
+    summaries = {name: _train_or_reuse(args, console) for name, args in policies.items()}
 
     console.rule("evaluation")
     layout = load_layout()
@@ -126,6 +131,24 @@ def run_experiment(config: ExperimentConfig, console: Console | None = None) -> 
     return table
 
 
+def cotrained_name(mix: float, mixes) -> str:
+    return "co-trained" if len(mixes) == 1 else f"co-trained, {mix:.0%} real"
+
+
+def _train_or_reuse(args, console: Console) -> dict:
+    """Train, unless this folder already holds a finished run of exactly these
+    arguments (an interrupted experiment resumes where it stopped)."""
+    from realgap.imitate import train
+
+    folder = Path(args.out)
+    summary, config = folder / "summary.json", folder / "config.json"
+    wanted = json.loads(json.dumps({"recipe": "imitate", **asdict(args)}))
+    if summary.exists() and config.exists() and json.loads(config.read_text()) == wanted:
+        console.print(f"reusing {folder} (same arguments)")
+        return json.loads(summary.read_text())
+    return train.main(args)
+
+
 def _print(console: Console, results: dict) -> None:
     table = Table(title="imitation: success inside the training square (95% intervals)")
     for column in ("policy", "sim", "fake arm", "reference sim / real"):
@@ -154,7 +177,7 @@ def plot_results(results: dict, path: Path) -> Path:
     import numpy as np
 
     names = list(results)
-    fig, ax = plt.subplots(figsize=(6, 3))
+    fig, ax = plt.subplots(figsize=(1.9 * len(names) + 1.2, 3))
     for offset, world, colour in ((-0.18, "sim", "#4c72b0"), (0.18, "fake", "#dd8452")):
         rates = np.array([results[n][world]["success_rate"] for n in names])
         low = rates - np.array([results[n][world]["ci95"][0] for n in names])
@@ -208,7 +231,8 @@ def section_html(results: dict, config: ExperimentConfig, plot: Path) -> str:
         f"<h2>Imitation and co-training ({config.task}, {config.policy} policy, "
         f"fake arm: {config.profile})</h2>"
         f"<p class='note'>{config.sim_demos} sim and {config.real_demos} real demonstrations; "
-        f"co-training mix {config.mix:.0%} real. Reference: sim-only 80% sim / 50% real, "
+        f"co-training mix {', '.join(f'{m:.0%}' for m in config.mixes)} real. "
+        "Reference: sim-only 80% sim / 50% real, "
         "fine-tuned on 10 real demos 75% / 65%.</p>"
         "<table><tr><th>policy</th><th>sim</th><th>fake arm</th>"
         f"<th>reference sim / real</th></tr>{rows}</table>"
