@@ -126,7 +126,8 @@ def run_experiment(config: ExperimentConfig, console: Console | None = None) -> 
     }
     (out / "cotrain.json").write_text(json.dumps(table, indent=2))
     _print(console, results)
-    plot = plot_results(results, out / "cotrain.png")
+    title = f"{config.task}, {config.policy} policy; fake arm: {config.profile}"
+    plot = plot_results(results, out / "cotrain.png", title)
     (out / "cotrain.section.html").write_text(section_html(results, config, plot))
     return table
 
@@ -169,7 +170,7 @@ def _rate(rate: dict) -> str:
     return f"{rate['success_rate']:.0%} ({low:.0%}-{high:.0%})"
 
 
-def plot_results(results: dict, path: Path) -> Path:
+def plot_results(results: dict, path: Path, title: str | None = None) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -208,6 +209,8 @@ def plot_results(results: dict, path: Path) -> Path:
     ax.set_yticks(np.linspace(0, 1, 6))
     ax.set_ylabel("success (95% interval)")
     ax.legend(fontsize=8, ncol=3, loc="upper center")
+    if title:
+        ax.set_title(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -1,4 +1,5 @@
-"""Imitation recipe: a chunked-action BC policy from sim and real demonstrations.
+"""Imitation recipe: a chunked-action policy from sim and real demonstrations --
+the built-in BC policy (``policy="chunk"``) or LeRobot's ACT (``policy="act"``).
 
 Read top to bottom:
 1. Load the sim and/or real datasets (LeRobot layout). Each frame's target is
@@ -9,8 +10,9 @@ Read top to bottom:
    drowned by hundreds of sim ones. (LeRobot's ``MultiLeRobotDataset`` raises,
    and ``merge_datasets`` keeps one set of statistics with no ratio: hence a
    sampler of our own.)
-3. L1 loss in normalized units; Adam. ``init`` fine-tunes an existing policy
-   (keeping its normalization), e.g. on the real demos only.
+3. Images get a random 1-pixel shift; the policy's own loss (L1 in normalized
+   units; ACT adds its KL term), AdamW with a cosine schedule. ``init`` fine-tunes
+   an existing policy (keeping its normalization), e.g. on the real demos only.
 4. The policy folder: weights, and a contract with ``action_mode = "absolute"``.
 """
 
