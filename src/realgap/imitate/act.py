@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from realgap.imitate.dataset import ACTION, IMAGE, STATE, _stats
+from realgap.imitate.dataset import ACTION, IMAGE, STATE, feature_stats
 from realgap.lerobot_api import import_act
 from realgap.policy.contract import PolicyContract
 
@@ -41,9 +41,9 @@ def act_statistics(images: np.ndarray, states: np.ndarray, actions: np.ndarray) 
     """LeRobot-format statistics of the frames ACT will see (images as float 0..1)."""
     pixels = images.reshape(-1, 3).astype(np.float32) / 255.0
     stats = {
-        IMAGE: _stats(pixels, image=True, count=len(images)),
-        STATE: _stats(states),
-        ACTION: _stats(actions),
+        IMAGE: feature_stats(pixels, image=True, count=len(images)),
+        STATE: feature_stats(states),
+        ACTION: feature_stats(actions),
     }
     return {
         f: {k: torch.tensor(v, dtype=torch.float32) for k, v in s.items()} for f, s in stats.items()

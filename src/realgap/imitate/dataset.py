@@ -161,14 +161,14 @@ class DemoWriter:
         (meta / "info.json").write_text(json.dumps(info, indent=4))
         pixels = images.reshape(-1, 3).astype(np.float64) / 255.0
         stats = {
-            IMAGE: _stats(pixels, image=True, count=total),
-            STATE: _stats(states),
-            ACTION: _stats(actions),
-            "timestamp": _stats((frame / self.fps)[:, None]),
-            "frame_index": _stats(frame[:, None]),
-            "episode_index": _stats(episode[:, None]),
-            "index": _stats(np.arange(total)[:, None]),
-            "task_index": _stats(np.zeros((total, 1))),
+            IMAGE: feature_stats(pixels, image=True, count=total),
+            STATE: feature_stats(states),
+            ACTION: feature_stats(actions),
+            "timestamp": feature_stats((frame / self.fps)[:, None]),
+            "frame_index": feature_stats(frame[:, None]),
+            "episode_index": feature_stats(episode[:, None]),
+            "index": feature_stats(np.arange(total)[:, None]),
+            "task_index": feature_stats(np.zeros((total, 1))),
         }
         (meta / "stats.json").write_text(json.dumps(stats, indent=2))
         pd.DataFrame({"task_index": [0]}, index=pd.Index([self.task], name="task")).to_parquet(
@@ -252,7 +252,7 @@ def _hf_features() -> dict:
     }
 
 
-def _stats(values: np.ndarray, image: bool = False, count: int | None = None) -> dict:
+def feature_stats(values: np.ndarray, image: bool = False, count: int | None = None) -> dict:
     """LeRobot's per-feature statistics; image stats are per channel, shaped (3, 1, 1)."""
     values = np.asarray(values, dtype=np.float64)
     out = {

@@ -126,11 +126,7 @@ def save_chunk_policy(
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().cpu() for k, v in network.state_dict().items()}
-    config = {
-        "image_size": network.image_size,
-        "chunk": network.chunk,
-        "hidden": network.hidden,
-    }
+    config = {"image_size": network.image_size, "chunk": network.chunk, "hidden": network.hidden}
     torch.save(
         {
             "state_dict": state,
