@@ -114,7 +114,7 @@ def run_experiment(config: ExperimentConfig, console: Console | None = None) -> 
                 open_world=lambda task: open_fake_world(task, config.profile, seed=config.seed),
                 deploy_config=DeployConfig(lock_folder=cameras),
                 seed=config.seed,
-                out=out / "eval" / name.replace(" ", "_"),
+                out=out / "eval" / Path(policies[name].out).name,
             )
             results[name][world] = result["overall"]
     table = {

@@ -94,7 +94,7 @@ def success_map(result: dict, square_center, square_size: float) -> bytes:
     ax.set_aspect("equal")
     ax.set_xlabel("y (m, left +)")
     ax.set_ylabel("x (m, forward)")
-    ax.set_title(result["world"], fontsize=9)
+    ax.set_title(result.get("label", result["world"]), fontsize=9)
     ax.grid(alpha=0.2)
     return _png(fig)
 

@@ -66,19 +66,37 @@ def _first(run: Path, *names: str) -> Path | None:
     return None
 
 
+def policy_name(result: dict) -> str:
+    """A policy's short name: its folder, or the run folder above a ``policy/`` folder."""
+    path = Path(str(result.get("policy") or "policy"))
+    return path.parent.name if path.name == "policy" and path.parent.name else path.name
+
+
 def load_evaluations(run: Path) -> list[dict]:
-    """Every matched evaluation in the run, sim first."""
+    """Every matched evaluation in the run, grouped by policy, sim first in each group.
+    Each gets a ``label``: its world, prefixed by the policy's name when the run holds
+    evaluations of several policies (an experiment such as ``realgap cotrain``)."""
     results = [json.loads(p.read_text()) for p in sorted(run.glob("**/eval_*.json"))]
-    return sorted(results, key=lambda r: (r["world"] != "sim", r["world"]))
+    several = len({policy_name(r) for r in results}) > 1
+    for result in results:
+        result["label"] = (
+            f"{policy_name(result)}: {result['world']}" if several else result["world"]
+        )
+    return sorted(results, key=lambda r: (policy_name(r), r["world"] != "sim", r["world"]))
 
 
 def gap_rows(evaluations: list[dict]) -> list[dict]:
-    """One row per world: in-distribution success, its interval, and the gap to sim."""
-    sim = next((e for e in evaluations if e["world"] == "sim"), None)
+    """One row per evaluation: in-distribution success, its interval, and the gap to
+    the sim evaluation of the same policy."""
+    sims = {}
+    for result in evaluations:
+        if result["world"] == "sim":
+            sims.setdefault(policy_name(result), result)
     rows = []
     for result in evaluations:
-        row = {"world": result["world"], **result["overall"]}
+        row = {"world": result.get("label", result["world"]), **result["overall"]}
         row["outside"] = result["out_of_distribution"]
+        sim = sims.get(policy_name(result))
         if sim is not None and result is not sim:
             row["gap"] = difference(sim["overall"], result["overall"])
         rows.append(row)
@@ -152,7 +170,7 @@ def _gap_section(evaluations: list[dict], task: str) -> list[str]:
     out.append("<h2>Success per spot</h2><div class='maps'>")
     for result in evaluations:
         png = figures.success_map(result, config.cube_square_center, config.cube_square_size)
-        out.append(_img(png, f"success map {result['world']}"))
+        out.append(_img(png, f"success map {result['label']}"))
     out.append("</div>")
     out.append("<h3>Failures</h3><table><tr><th>world</th><th>why episodes failed</th></tr>")
     for result in evaluations:
@@ -160,7 +178,7 @@ def _gap_section(evaluations: list[dict], task: str) -> list[str]:
         text = ", ".join(f"{k}: {v}" for k, v in failures.items()) or "none"
         if result.get("stopped"):
             text += f" &middot; run stopped early: {html.escape(result['stopped'])}"
-        out.append(f"<tr><td>{html.escape(result['world'])}</td><td>{text}</td></tr>")
+        out.append(f"<tr><td>{html.escape(result['label'])}</td><td>{text}</td></tr>")
     out.append("</table>")
     return out
 
@@ -183,7 +201,7 @@ def _policy_section(run: Path, evaluations: list[dict]) -> list[str]:
         for result in timed:
             t = result["timing"]
             out.append(
-                f"<tr><td>{html.escape(result['world'])}</td><td>{t['target_ms']:.1f} ms</td>"
+                f"<tr><td>{html.escape(result['label'])}</td><td>{t['target_ms']:.1f} ms</td>"
                 f"<td>{t['period_mean_ms']:.1f} ms</td><td>{t['period_p99_ms']:.1f} ms</td>"
                 f"<td>{t['overruns']} of {t['steps']}</td>"
                 f"<td>{t['compute_mean_ms']:.2f} / {t['compute_p99_ms']:.2f} ms</td></tr>"
@@ -233,8 +251,10 @@ def _config_section(run: Path, evaluations: list[dict]) -> list[str]:
         if path is not None:
             out.append(f"<p>{html.escape(str(path.relative_to(run)))}</p>")
             out.append(f"<pre>{html.escape(path.read_text())}</pre>")
+    shown = set()  # one profile per world, however many policies met it
     for result in evaluations:
-        if result.get("profile"):
+        if result.get("profile") and result["world"] not in shown:
+            shown.add(result["world"])
             out.append(
                 f"<p>Hidden reality profile of {html.escape(result['world'])} "
                 "(never shown to the policy):</p>"
