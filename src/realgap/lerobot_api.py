@@ -10,9 +10,9 @@ Facts this module relies on (all checked on 0.6.1):
 
 - ``SO101Follower`` is an alias of ``SOFollower`` in ``lerobot.robots.so_follower``
   (``so101_follower`` went away in 0.4.3).
-- ACT lives in ``lerobot.policies.act``; normalization moved out of the policy into
-  processor pipelines (``make_pre_post_processors``) in 0.4, saved beside the weights.
-- ``dataset_to_policy_features`` moved to ``lerobot.utils.feature_utils`` in 0.6.
+- ACT lives in ``lerobot.policies.act``. Normalization is not inside the policy but
+  in processor pipelines (``make_pre_post_processors``), saved beside the weights as
+  ``policy_preprocessor.json`` / ``policy_postprocessor.json`` with their statistics.
 """
 
 from __future__ import annotations

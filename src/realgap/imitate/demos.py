@@ -71,8 +71,9 @@ def record_sim_demos(
         commanded = target + env.params.joint_offset
         for i in range(envs):
             buffers[i].append((obs["image"][i], obs["state"][i], commanded[i]))
-        executed = np.clip(action + noise * rng.standard_normal(action.shape), -1.0, 1.0)
-        obs, _, _, _, info = env.step(executed if noise > 0 else action)
+        if noise > 0:  # DART: the arm executes a perturbed action; the label stays clean
+            action = np.clip(action + noise * rng.standard_normal(action.shape), -1.0, 1.0)
+        obs, _, _, _, info = env.step(action)
         if "episode" in info:
             for i, success in zip(info["episode"]["env"], info["episode"]["success"]):
                 tried += 1
