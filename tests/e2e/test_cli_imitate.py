@@ -100,3 +100,11 @@ def test_cotrain_experiment_end_to_end(tmp_path, monkeypatch, capsys):
     assert main(args) == 0
     output = capsys.readouterr().out
     assert output.count("reusing") == 4 and "'reused': True" in output
+
+
+def test_expert_success_counts_every_episode_not_only_the_kept_ones(tmp_path):
+    from realgap.imitate.demos import record_sim_demos
+
+    result = record_sim_demos("Reach", 2, tmp_path / "d", seed=0, envs=8)
+    assert result["episodes"] == 2 and result["tried"] == 8  # one batch of 8 finished
+    assert result["expert_success"] >= 0.75  # the Reach expert succeeds ~95%, not 2 of 8

@@ -61,7 +61,7 @@ def record_sim_demos(
     writer = DemoWriter(out, fps=env.config.control_hz, task=TASK_TEXT[task])
     buffers = [[] for _ in range(envs)]
     obs, _ = env.reset(seed=seed)
-    kept = tried = 0
+    kept = tried = succeeded = 0
     low, high = robot.JOINT_RANGES.T
     rng = np.random.default_rng(seed)
     while kept < episodes:
@@ -77,13 +77,14 @@ def record_sim_demos(
         if "episode" in info:
             for i, success in zip(info["episode"]["env"], info["episode"]["success"]):
                 tried += 1
+                succeeded += bool(success)  # all of them, kept or not: the expert's rate
                 if success and kept < episodes:
                     writer.add_episode(*map(np.array, zip(*buffers[i])))
                     kept += 1
                 buffers[i] = []
     env.close()
     writer.finalize()
-    return {"episodes": kept, "tried": tried, "expert_success": kept / max(tried, 1)}
+    return {"episodes": kept, "tried": tried, "expert_success": succeeded / max(tried, 1)}
 
 
 class _FakeExpertView:
