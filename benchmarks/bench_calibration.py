@@ -30,7 +30,6 @@ def main() -> None:
     from realgap.bridge.camera_lock import load_lock, lock_camera
     from realgap.bridge.safety import SafeArm
     from realgap.bridge.worlds import open_fake_world
-    from realgap.diagnose.calibration import Calibration
     from realgap.diagnose.recording import record_calibration
     from realgap.diagnose.run import diagnose_recording
     from realgap.eval.layout import load_layout
@@ -38,6 +37,7 @@ def main() -> None:
     from realgap.eval.stats import difference
     from realgap.policy.checkpoint import load_contract
     from realgap.sim import robot
+    from realgap.sim.calibration import Calibration
 
     task = load_contract(args.policy).task
     world = open_fake_world(task, args.profile)
@@ -64,8 +64,9 @@ def main() -> None:
 
     layout = load_layout()
     # An ablation: which measured difference explains the gap?
-    no_cloth = Calibration(**{**vars(calibration), "camera": {**calibration.camera}})
-    no_cloth.camera["background_rgb"] = None
+    no_cloth = Calibration(
+        {k: v for k, v in calibration.values.items() if k != "camera.background_rgb"}
+    )
     runs = {
         "sim (nominal twin)": ("sim", None),
         "sim (calibrated twin)": ("sim", calibration),

@@ -14,14 +14,13 @@ import csv
 from pathlib import Path
 
 from realgap.runtime import configure_torch_threads
+from realgap.sim.tasks import TASKS
 from realgap.train import distill
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--tasks", nargs="+", default=["Reach"], choices=sorted(distill.TASK_DEFAULTS)
-    )
+    parser.add_argument("--tasks", nargs="+", default=["Reach"], choices=sorted(TASKS))
     parser.add_argument("--out", default="runs/bench_train")
     args = parser.parse_args()
     configure_torch_threads()

@@ -44,7 +44,6 @@ def run_demo(config: DemoConfig, console: Console | None = None) -> dict:
     from realgap.bridge.camera_lock import lock_camera
     from realgap.bridge.env import DeployConfig
     from realgap.bridge.worlds import at_start_pose, open_fake_world
-    from realgap.cli.train import QUICK
     from realgap.eval.layout import load_layout
     from realgap.eval.matched import evaluate
     from realgap.eval.stats import difference
@@ -64,7 +63,7 @@ def run_demo(config: DemoConfig, console: Console | None = None) -> dict:
     console.rule("1/4 train Reach (distill recipe: privileged PPO teacher -> visual student)")
     args = distill.args_for_task("Reach", out=str(out / "train"), seed=config.seed)
     if config.quick:
-        args = replace(args, **QUICK)
+        args = replace(args, **distill.QUICK)
     trained = distill.main(args)
     policy = out / "train" / "policy"
     export_onnx(policy)

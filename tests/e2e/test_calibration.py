@@ -37,7 +37,7 @@ def test_hidden_values_are_recovered(diagnosed):
     assert result["servos"]["latency_steps"] == 1
     assert result["camera"]["offset_in_wobbles"] < 1 and not result["camera"]["warnings"]
     calibration = json.loads((diagnosed / "run" / "calibration.json").read_text())
-    assert calibration["servo"]["latency_steps"] == 1
+    assert calibration["twin"]["servo"]["latency_steps"] == 1
     assert main(["report", str(diagnosed / "run")]) == 0
     page = (diagnosed / "run" / "report.html").read_text()
     assert "Diagnosis" in page and "Joint zero offsets" in page
@@ -48,8 +48,8 @@ def test_servo_and_joint_commands_update_one_calibration_file(diagnosed):
     assert main(["calibrate", "joints", str(recording), "--out", str(out)]) == 0
     assert main(["calibrate", "servos", str(recording), "--out", str(out)]) == 0
     calibration = json.loads(out.read_text())
-    assert np.rad2deg(calibration["joint_offsets_rad"][0]) == pytest.approx(2.0, abs=0.5)
-    assert calibration["servo"]["latency_steps"] == 1
+    assert calibration["twin"]["joints"]["zero_offset_deg"][0] == pytest.approx(2.0, abs=0.5)
+    assert calibration["twin"]["servo"]["latency_steps"] == 1
 
 
 def test_a_nominal_arm_shows_no_offsets(tmp_path):

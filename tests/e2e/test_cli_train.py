@@ -57,3 +57,39 @@ def test_quick_sac_run_writes_a_loadable_policy(tmp_path):
     assert contract.extra["recipe"] == "sac"
     rows = (out / "metrics.csv").read_text().splitlines()
     assert any(row.split(",")[1] for row in rows[1:])  # critic updates happened
+
+
+def test_train_resolves_each_task_to_its_own_training_defaults(tmp_path, capsys):
+    """`realgap train TASK` uses the task's defaults, like the benchmark does."""
+    from realgap.train import distill
+
+    resolved = {}
+    for task in ("PlaceCube", "PickCube", "Reach"):
+        assert main(["train", task, "--out", str(tmp_path / task), "--dry-run"]) == 0
+        resolved[task] = json.loads(capsys.readouterr().out)
+        assert resolved[task] == {
+            **json.loads(json.dumps(vars(distill.args_for_task(task, out=str(tmp_path / task))))),
+        }
+    assert resolved["PlaceCube"]["teacher"] == "scripted"
+    assert resolved["PickCube"]["teacher_steps"] == 2_000_000
+    assert resolved["Reach"]["teacher_steps"] == 200_000
+    # --quick and explicit options go on top of the task's defaults.
+    main(["train", "PlaceCube", "--out", str(tmp_path), "--dry-run", "--quick"])
+    assert json.loads(capsys.readouterr().out)["teacher"] == "scripted"
+    main(["train", "PickCube", "--out", str(tmp_path), "--dry-run", "--teacher-steps", "5"])
+    assert json.loads(capsys.readouterr().out)["teacher_steps"] == 5
+
+
+def test_train_in_a_twin_file(tmp_path):
+    twin = tmp_path / "arm.toml"
+    twin.write_text("[servo]\nkp_scale = 0.6\nlatency_steps = 1\n[camera]\nexposure_scale = 1.3\n")
+    widths = tmp_path / "widths.toml"
+    widths.write_text("[randomization]\nkp_scale = [0.9, 1.1]\nlatency_steps = [0, 0]\n")
+    out = tmp_path / "run"
+    argv = ["train", "Reach", "--out", str(out), "--quick", "--twin", str(twin)]
+    assert main([*argv, "--randomization", str(widths)]) == 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["twin"] == str(twin) and config["randomization"] == str(widths)
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[servo]\nstiffness = 1\n")
+    assert main(["train", "Reach", "--out", str(out), "--twin", str(bad)]) != 0

@@ -124,7 +124,7 @@ def test_randomized_cube_mass_reaches_the_solver_constants():
     env.reset(seed=0)
     model = env.batch.get_model(1)
     cube = model.body("cube").id
-    nominal = env._nominal["body_mass"][cube]
+    nominal = env.twin_model.nominal["body_mass"][cube]
     assert model.body_mass[cube] == pytest.approx(2 * nominal)
     # set_const must have refreshed the derived constants, or light cubes blow up.
     assert model.body_subtreemass[cube] == pytest.approx(2 * nominal)

@@ -15,8 +15,8 @@ def test_shipped_profiles_load_and_differ_from_nominal():
     assert {"nominal", "typical_so101", "reference_pitfalls", "diagnostics_check"} <= names
     assert load_profile("nominal") == RealityProfile(name="nominal")
     typical = load_profile("typical_so101")
-    assert typical.servo.power_up_goal_zero and typical.camera.auto_exposure
-    assert typical.cube.mass_kg != RealityProfile().cube.mass_kg
+    assert typical.hardware.power_up_goal_zero and typical.hardware.camera_auto_exposure
+    assert typical.twin.cube.mass_kg != RealityProfile().twin.cube.mass_kg
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,11 @@ import numpy as np
 import pytest
 
 from realgap.sim.randomization import DomainRandomization, sample_episode, sample_step
+from realgap.sim.twin import TwinParams
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
 
 
 def draw(config, seed=0, n=5):
@@ -26,19 +31,24 @@ def test_same_seed_same_draws_other_seed_other_draws():
     for key, value in as_dict(a).items():
         assert np.array_equal(value, as_dict(b)[key]), key
     assert not np.allclose(a.cube_friction, c.cube_friction)
-    step_a = sample_step(DomainRandomization(), np.random.default_rng(3), 4)
-    step_b = sample_step(DomainRandomization(), np.random.default_rng(3), 4)
+    step_a = sample_step(draw(DomainRandomization(), n=4), DomainRandomization(), rng(3))
+    step_b = sample_step(draw(DomainRandomization(), n=4), DomainRandomization(), rng(3))
     assert np.array_equal(step_a.camera_rot, step_b.camera_rot)
 
 
 def test_none_is_nominal():
     params = as_dict(draw(DomainRandomization.none()))
+    twin = TwinParams()
     nominal = {
-        "cube_mass_scale": 1,
-        "cube_size_scale": 1,
+        "cube_mass_kg": twin.cube.mass_kg,
+        "cube_size_m": twin.cube.size_m,
         "cube_friction": 1,
         "finger_friction": 1,
         "kp_scale": 1,
+        "damping_scale": 1,
+        "frictionloss_scale": 1,
+        "gamma": 1,
+        "black_level": 0,
         "torque_scale": 1,
         "latency_steps": 0,
         "control_hz": 10,
@@ -49,19 +59,19 @@ def test_none_is_nominal():
         "contrast": 1,
         "saturation": 1,
         "hue": 0,
-        "background_grey": 0,
     }
     for key, value in nominal.items():
         assert np.all(params[key] == value), key
-    assert np.all(params["joint_offset"] == 0) and np.all(params["cube_rgb_delta"] == 0)
-    noise = sample_step(DomainRandomization.none(), np.random.default_rng(0), 3)
+    assert np.all(params["joint_offset"] == 0) and np.all(params["background_rgb"] == 0)
+    assert np.all(params["cube_rgb"] == twin.cube.color_rgb)
+    noise = sample_step(draw(DomainRandomization.none(), n=3), DomainRandomization.none(), rng(0))
     assert np.all(noise.joint_noise == 0) and np.all(noise.camera_pos == 0)
 
 
 @pytest.mark.parametrize(
     ("field", "value", "changed"),
     [
-        ("cube_friction", (0.5, 1.5), "cube_friction"),
+        ("cube_friction_scale", (0.5, 1.5), "cube_friction"),
         ("kp_scale", (0.5, 1.0), "kp_scale"),
         ("joint_offset_deg", 2.0, "joint_offset"),
         ("latency_steps", (0, 2), "latency_steps"),
@@ -80,8 +90,8 @@ def test_toml_round_trip_and_clear_errors(tmp_path):
     shipped = resources.files("realgap.sim") / "configs" / "randomization_default.toml"
     assert DomainRandomization.from_toml(str(shipped)) == DomainRandomization()
     bad = tmp_path / "bad.toml"
-    bad.write_text("[randomization]\ncube_fricton = [0.5, 1.0]\n")
-    with pytest.raises(ValueError, match="cube_fricton"):
+    bad.write_text("[randomization]\ncube_fricton_scale = [0.5, 1.0]\n")
+    with pytest.raises(ValueError, match="cube_fricton_scale"):
         DomainRandomization.from_toml(bad)
     with pytest.raises(ValueError, match="kp_scale"):
         DomainRandomization(kp_scale=(1.2, 0.8))

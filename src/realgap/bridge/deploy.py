@@ -31,44 +31,9 @@ from realgap.bridge.safety import (
 )
 from realgap.bridge.worlds import Spot, World
 from realgap.policy.contract import ContractMismatch, PolicyContract
+from realgap.policy.loaders import load_runtime_policy
 from realgap.sim.failures import EpisodeTracker
 from realgap.sim.tasks import make_task
-
-
-def load_runtime_policy(folder: str | Path) -> tuple[Callable, PolicyContract]:
-    """``policy(image, state) -> action`` (one observation or a batch) and its contract.
-    Uses the ONNX export (onnxruntime + numpy only) when present, else torch. Stateful
-    policies (action chunking) have a ``reset()``, called at every episode start."""
-    from realgap.policy.checkpoint import load_contract
-
-    folder = Path(folder)
-    contract = load_contract(folder)
-    if contract.extra.get("recipe") == "imitate" and contract.extra.get("policy") == "act":
-        from realgap.imitate.act import load_act_policy
-
-        return load_act_policy(folder), contract
-    if contract.extra.get("recipe") == "imitate":
-        from realgap.imitate.policy import load_chunk_policy
-
-        return load_chunk_policy(folder)[0], contract
-    if (folder / "policy.onnx").exists():
-        from realgap.policy.onnx_policy import OnnxPolicy
-
-        return OnnxPolicy(folder), contract
-    import torch
-
-    from realgap.policy.checkpoint import load_policy
-
-    network, contract = load_policy(folder)
-
-    def act(image, state):
-        image, state = np.asarray(image, dtype=np.uint8), np.asarray(state, dtype=np.float32)
-        if image.ndim == 3:
-            return act(image[None], state[None])[0]
-        with torch.no_grad():
-            return network(torch.from_numpy(image), torch.from_numpy(state)).numpy()
-
-    return act, contract
 
 
 @dataclass

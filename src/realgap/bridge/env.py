@@ -5,8 +5,9 @@ the first command: joint names and order, units (readings must be angles of
 this arm after conversion), image size, the camera mount the policy was
 trained with, the camera's lock, and whether the deployment's rate and action
 scale can be honoured without the safety layer silently clipping every step.
-Observations come from :func:`realgap.policy.contract.policy_observation` and
-:func:`realgap.sim.render.camera_to_policy`, the same functions the sim uses.
+Observations come from :func:`realgap.policy_io.policy_observation` and
+:func:`realgap.policy_io.camera_to_policy`, and actions are decoded by
+:func:`realgap.policy_io.decode_action`: the same functions the sim uses.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ import numpy as np
 from realgap.bridge.camera_lock import check_camera
 from realgap.bridge.interfaces import Camera, Clock, Frame
 from realgap.bridge.safety import SafeArm
-from realgap.policy.contract import ContractMismatch, PolicyContract, policy_observation
+from realgap.policy.contract import ContractMismatch, PolicyContract
+from realgap.policy_io import camera_to_policy, decode_action, policy_observation
 from realgap.sim import robot
-from realgap.sim.render import camera_to_policy
 
 
 @dataclass(frozen=True)
@@ -175,16 +176,14 @@ class RealWorldEnv:
         return self._observe(frame)
 
     def act(self, action) -> dict:
-        """Command one policy action (a target delta); the loop then waits for its
-        next tick and calls :meth:`observe`. Returns what was desired and sent."""
+        """Command one policy action (decoded by the contract's action mode); the loop
+        then waits for its next tick and calls :meth:`observe`. Returns what was
+        desired and sent."""
         action = np.asarray(action, dtype=float)
         if action.shape != (6,):
             raise ValueError(f"action must have shape (6,), got {action.shape}")
         # NaN/inf pass through to the safety layer, which refuses them loudly.
-        if self.contract.action_mode == "absolute":
-            desired = action  # joint targets; the safety layer bounds each step
-        else:
-            desired = self.target + np.clip(action, -1.0, 1.0) * self.step_scale
+        desired = decode_action(self.contract.action_mode, action, self.target, self.step_scale)
         sent = self.arm.command(desired)
         self.target = sent
         return {"desired": desired, "sent": sent}

@@ -33,18 +33,15 @@ from realgap.bridge.interfaces import (
     Frame,
 )
 from realgap.bridge.profile import RealityProfile
+from realgap.policy_io import tone
 from realgap.sim import robot
-from realgap.sim.render import WristRenderer, _small_rotation_quat
+from realgap.sim.physics import CommandDelay, TwinModel
+from realgap.sim.randomization import twin_batch
+from realgap.sim.render import WristRenderer
 from realgap.sim.scene import BIN, CUBE, SceneConfig, compile_scene, joint_ids
 from realgap.sim.tasks import SimState, make_task
 
 AMBIENT_C = 25.0
-HEATING_C_PER_NM2_S = 0.017
-"""Temperature rise per (N*m)^2 per second. Not measured on an STS3215: chosen so that
-a servo stalled at 3 N*m climbs ~9 C a minute and settles at its 70 C cut-out, while
-holding the extended arm (~1.3 N*m on shoulder_lift) settles near 34 C."""
-COOLING_PER_S = 1.0 / 300.0
-"""Newtonian cooling rate towards ambient (a ~5-minute time constant)."""
 AUTO_EXPOSURE_TARGET = 0.35
 """Mean pixel value (0..1) an auto-exposing camera steers towards."""
 
@@ -65,31 +62,25 @@ class FakeWorld:
         self.task = make_task(task)
         self.rng = np.random.default_rng(seed)
         self.lock = threading.RLock()
-        p = self.profile
-        scene = replace(
-            self.task.scene_config(),
-            cube_size_m=p.cube.size_m,
-            cube_mass_kg=p.cube.mass_kg,
-            cube_friction=p.cube.friction,
-            cube_rgba=(*p.cube.color_rgb, 1.0),
-            background_rgb=p.camera.background_rgb,
-            timestep=1.0 / physics_hz,
-        )
-        self.scene: SceneConfig = scene
-        self.model, _ = compile_scene(scene)
+        twin = self.profile.twin
+        self.scene: SceneConfig = replace(self.task.scene_config(), timestep=1.0 / physics_hz)
+        self.model, _ = compile_scene(self.scene)
+        # The same code that puts a randomized twin into the batched env's rows.
+        self.twin = twin_batch(twin, 1)
+        TwinModel(self.model).apply(TwinModel.single_row(self.model), np.arange(1), self.twin)
         self.data = mujoco.MjData(self.model)
+        mujoco.mj_setConst(self.model, self.data)
+        self.cube_size_m = twin.cube.size_m
         ids = joint_ids(self.model)
         self._qadr, self._dof, self._act = ids["qpos"], ids["dof"], ids["actuator"]
         self._cube_qadr = self.model.joint(CUBE).qposadr[0]
         self._pinch = self.model.site(robot.PINCH_SITE).id
         self._bin = self.model.body(BIN).mocapid[0] if self.task.has_bin else -1
-        for pad in ("fixed_jaw", "moving_jaw"):
-            self.model.geom(pad).friction[0] = p.fingers.friction
-        self._kp = self.model.actuator_gainprm[self._act, 0] * p.servo.kp_scale
+        self._kp = self.model.actuator_gainprm[self._act, 0].copy()
         self._kv = -self.model.actuator_biasprm[self._act, 2]
-        self.model.actuator_forcerange[self._act] *= p.servo.torque_limit_scale
-        self.offset = np.deg2rad(np.asarray(p.joints.zero_offset_deg))
-        self.noise_rad = np.deg2rad(p.joints.reading_noise_deg)
+        self.latency = twin.servo.latency_steps
+        self.offset = twin.joint_offsets_rad
+        self.noise_rad = np.deg2rad(twin.joints.reading_noise_deg)
         self.temperature = np.full(6, AMBIENT_C + 5.0)
         self.cube_start = np.zeros(3)
         self.cameras: list[FakeCamera] = []
@@ -105,13 +96,12 @@ class FakeWorld:
         with self.lock:
             self.torque[:] = False
             present = self.data.qpos[self._qadr] + self.offset
-            if self.profile.servo.power_up_goal_zero:
+            if self.profile.hardware.power_up_goal_zero:
                 # A raw goal of 0 ticks, clamped by the servo's position limits.
                 self.goal = robot.JOINT_RANGES[:, 0].copy()
             else:
                 self.goal = present.copy()
-            self.pending = deque([self.goal.copy()] * self.profile.servo.latency_steps)
-            self.applied = self.goal.copy()
+            self.delay = CommandDelay(self.latency, self.goal)
             self._apply_torque()
 
     def _apply_torque(self) -> None:
@@ -126,9 +116,7 @@ class FakeWorld:
             self.advance()
             goals = np.clip(goals, robot.JOINT_RANGES[:, 0], robot.JOINT_RANGES[:, 1])
             self.goal = goals.copy()
-            # Latency: the servo acts on the goal written `latency_steps` writes ago.
-            self.pending.append(goals.copy())
-            self.applied = self.pending.popleft()
+            self.delay.push(goals[None])
             return goals
 
     def set_torque(self, enabled) -> None:
@@ -138,8 +126,7 @@ class FakeWorld:
             enabled = np.broadcast_to(np.asarray(enabled, dtype=bool), (6,))
             if (enabled & ~self.torque).any():
                 # A servo that is switched on drives to its *stored* goal at once.
-                self.applied = self.goal.copy()
-                self.pending = deque([self.goal.copy()] * self.profile.servo.latency_steps)
+                self.delay.reset([0], self.goal[None])
             self.torque[:] = enabled
             self._apply_torque()
 
@@ -162,6 +149,11 @@ class FakeWorld:
                 for camera in self.cameras:
                     camera._maybe_capture(self.time)
 
+    @property
+    def applied(self) -> np.ndarray:
+        """The goals the servos act on now (after latency), servo frame."""
+        return self.delay.applied[0]
+
     def _physics_step(self) -> None:
         target = self.applied - self.offset  # servo frame -> true joint angle
         self.data.ctrl[self._act] = np.clip(
@@ -169,9 +161,10 @@ class FakeWorld:
         )
         mujoco.mj_step(self.model, self.data)
         torque = self.data.actuator_force[self._act]
-        dt = self.model.opt.timestep
+        dt, hardware = self.model.opt.timestep, self.profile.hardware
         self.temperature += dt * (
-            HEATING_C_PER_NM2_S * torque**2 - COOLING_PER_S * (self.temperature - AMBIENT_C)
+            hardware.heating_c_per_nm2_s * torque**2
+            - hardware.cooling_per_s * (self.temperature - AMBIENT_C)
         )
 
     def _settle(self, seconds: float) -> None:
@@ -190,9 +183,11 @@ class FakeWorld:
         unless ``marked``: a printed mat aligned to the base needs no tape measure."""
         with self.lock:
             self.advance()
-            origin = robot.PAN_AXIS_XY if marked else np.asarray(self.profile.world.origin_offset_m)
+            origin = (
+                robot.PAN_AXIS_XY if marked else np.asarray(self.profile.hardware.origin_offset_m)
+            )
             cube = self.data.qpos[self._cube_qadr : self._cube_qadr + 7]
-            cube[:3] = [*(origin + np.asarray(cube_xy, dtype=float)), self.scene.cube_size_m / 2]
+            cube[:3] = [*(origin + np.asarray(cube_xy, dtype=float)), self.cube_size_m / 2]
             cube[3:] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
             self.data.qvel[self.model.joint(CUBE).dofadr[0] :][:6] = 0.0
             if self._bin >= 0:
@@ -216,7 +211,7 @@ class FakeWorld:
                 cube_quat=cube[None, 3:].copy(),
                 cube_start=self.cube_start[None].copy(),
                 bin_pos=np.asarray(bin_pos, dtype=float)[None].copy(),
-                cube_half=np.array([self.scene.cube_size_m / 2]),
+                cube_half=np.array([self.cube_size_m / 2]),
             )
 
     def success(self) -> bool:
@@ -307,7 +302,9 @@ class FakeCamera(Camera):
 
     def _power_up(self) -> None:
         # Settings live in the camera until it loses power: a lock is forgotten on unplug.
-        self.settings = CameraSettings(auto_exposure=self.world.profile.camera.auto_exposure)
+        self.settings = CameraSettings(
+            auto_exposure=self.world.profile.hardware.camera_auto_exposure
+        )
         self.next_capture = self.world.time
 
     def unplug_and_replug(self) -> None:
@@ -319,7 +316,8 @@ class FakeCamera(Camera):
         with self.world.lock:
             if self.renderer is None:
                 self.renderer = WristRenderer(self.world.model, 16, 1, shape=self.shape)
-                self._pose_camera()
+                # The mount error, field of view, colours and light of the arm's twin.
+                self.renderer.apply_twin(self.world.twin, 0)
             self.buffer.clear()
             self.next_capture = self.world.time
             self.world.cameras.append(self)
@@ -333,16 +331,6 @@ class FakeCamera(Camera):
                 self.renderer.close()
                 self.renderer = None
             self.connected = False
-
-    def _pose_camera(self) -> None:
-        model, cam = self.renderer.model, self.renderer.camera
-        profile = self.world.profile.camera
-        model.cam_pos[cam] += np.asarray(profile.offset_m)
-        quat = np.zeros(4)
-        rotation = _small_rotation_quat(np.deg2rad(np.asarray(profile.rotation_deg)))
-        mujoco.mju_mulQuat(quat, model.cam_quat[cam].copy(), rotation)
-        model.cam_quat[cam] = quat
-        model.cam_fovy[cam] += profile.fov_deg_delta
 
     def _maybe_capture(self, time: float) -> None:
         if not self.connected or time + 1e-9 < self.next_capture:
@@ -363,12 +351,15 @@ class FakeCamera(Camera):
         return Frame(self._expose(self.renderer.render_raw(qpos, mocap)), frame.timestamp)
 
     def _expose(self, raw: np.ndarray) -> np.ndarray:
-        pixels = raw.astype(np.float32) / 255.0 * self.world.profile.camera.exposure_scale
+        camera = self.world.profile.twin.camera
+        pixels = raw.astype(np.float32) / 255.0 * camera.exposure_scale
         if self.settings.auto_exposure:
-            pixels *= np.clip(AUTO_EXPOSURE_TARGET / max(float(pixels.mean()), 1e-3), 0.25, 6.0)
+            gain = np.clip(AUTO_EXPOSURE_TARGET / max(float(pixels.mean()), 1e-3), 0.25, 6.0)
         else:
-            pixels *= self.settings.exposure * self.settings.gain
-        return (np.clip(pixels, 0.0, 1.0) * 255 + 0.5).astype(np.uint8)
+            gain = self.settings.exposure * self.settings.gain
+        # The sensor's tone response acts on what the exposure let through.
+        pixels = tone(pixels, gain, camera.gamma, camera.black_level)
+        return (pixels * 255 + 0.5).astype(np.uint8)
 
     def read(self) -> Frame:
         if not self.connected:

@@ -60,6 +60,20 @@ class Arm(ABC):
     def __init__(self) -> None:
         self.codecs = Codecs(self.units)
         self.torque_enabled = False
+        self.zero_offsets = np.zeros(len(self.joint_names))
+        """Calibrated encoder zero errors, radians (reading = true angle + offset)."""
+
+    def apply_calibration(self, offsets_rad) -> None:
+        """Correct every reading and command by measured joint zero offsets (radians,
+        e.g. ``Calibration.joint_offsets_rad``). The one place a calibration touches the
+        arm: readings lose the offset, commands gain it, for fake and real arms alike."""
+        offsets = np.asarray(offsets_rad, dtype=float)
+        if offsets.shape != (len(self.joint_names),) or not np.all(np.isfinite(offsets)):
+            raise ValueError(
+                f"joint zero offsets need {len(self.joint_names)} finite radians, "
+                f"got {offsets_rad!r}"
+            )
+        self.zero_offsets = offsets
 
     # -- backend hooks (backend units) -------------------------------------------
     @abstractmethod
@@ -97,17 +111,17 @@ class Arm(ABC):
             self._disconnect()
 
     def read_positions(self) -> np.ndarray:
-        """Present joint positions, radians."""
-        return self.codecs.to_contract(self._read_positions())
+        """Present joint positions, radians (calibrated)."""
+        return self.codecs.to_contract(self._read_positions()) - self.zero_offsets
 
     def read_goals(self) -> np.ndarray:
         """The goal each servo has stored, radians (after power-up it may be garbage)."""
-        return self.codecs.to_contract(self._read_goals())
+        return self.codecs.to_contract(self._read_goals()) - self.zero_offsets
 
     def send_goals(self, goals) -> np.ndarray:
         """Command joint goals (radians); returns the goals actually sent."""
-        raw = self.codecs.from_contract(np.asarray(goals, dtype=float))
-        return self.codecs.to_contract(self._write_goals(raw))
+        raw = self.codecs.from_contract(np.asarray(goals, dtype=float) + self.zero_offsets)
+        return self.codecs.to_contract(self._write_goals(raw)) - self.zero_offsets
 
     def set_torque(self, enabled: bool) -> None:
         self._set_torque(bool(enabled))

@@ -1,101 +1,77 @@
-"""Reality profiles: the hidden differences between the twin and a fake "real" arm.
+"""Reality profiles: the hidden truth of a fake "real" arm.
 
-A profile is a TOML file; every section and key is optional and defaults to
-the nominal twin, so an empty file is the nominal sim behind the bridge::
+A profile is a :class:`~realgap.sim.twin.TwinParams` (everything a twin can
+model: cube, fingers, joints, servos, camera, light, control rate) plus the
+hardware behaviours a twin does not have: servos whose stored goal reads 0 after
+power-up, a camera that powers up auto-exposing, an operator who measures cube
+positions from the wrong point, and how fast the servos heat. In TOML every
+section and key is optional and defaults to the nominal twin, so an empty file is
+the nominal sim behind the bridge. The twin's sections (see
+:mod:`realgap.sim.twin`) take these hardware keys beside their own::
 
-    [cube]    mass_kg, size_m, friction, color_rgb
-    [fingers] friction
-    [joints]  zero_offset_deg (6 values, joint order), reading_noise_deg
-    [servo]   kp_scale, torque_limit_scale, latency_steps, power_up_goal_zero
-    [camera]  exposure_scale, offset_m (3), rotation_deg (3), fov_deg_delta,
-              background_rgb, auto_exposure
+    [servo]   power_up_goal_zero
+    [camera]  auto_exposure
     [world]   origin_offset_m (2)
+    [thermal] heating_c_per_nm2_s, cooling_per_s
 
 Unknown sections or keys, wrong types and out-of-range values raise
-:class:`ProfileError` naming ``section.key``. The policy never sees a profile:
-only the fake arm and camera read it, through the same interfaces a real arm has.
+:class:`ProfileError` naming ``file: section.key``. The policy never sees a
+profile: only the fake arm and camera read it, through the same interfaces a real
+arm has.
 """
 
 from __future__ import annotations
 
-import math
-import tomllib
 from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 
 from realgap.sim import robot
-from realgap.sim.scene import SceneConfig
+from realgap.sim.twin import (
+    TwinParams,
+    TwinParamsError,
+    check_value,
+    parse_sections,
+    read_toml,
+)
 
-_SCENE = SceneConfig()
 
-
-class ProfileError(ValueError):
+class ProfileError(TwinParamsError):
     """A reality profile has an unknown key or a bad value (the message names it)."""
 
 
 @dataclass(frozen=True)
-class CubeProfile:
-    mass_kg: float = _SCENE.cube_mass_kg
-    """Real cube mass (the twin's nominal is a 12 g printed cube)."""
-    size_m: float = _SCENE.cube_size_m
-    """Edge length."""
-    friction: float = _SCENE.cube_friction
-    """Sliding friction against the pads and table."""
-    color_rgb: tuple[float, float, float] = tuple(_SCENE.cube_rgba[:3])
-    """Cube colour, 0..1 per channel."""
+class HardwareBehaviour:
+    """What a real arm does that no twin parameter describes."""
 
-
-@dataclass(frozen=True)
-class FingersProfile:
-    friction: float = 1.0
-    """Jaw pad sliding friction."""
-
-
-@dataclass(frozen=True)
-class JointsProfile:
-    zero_offset_deg: tuple[float, ...] = (0.0,) * 6
-    """Encoder zero error per joint (reading = true angle + offset), joint order."""
-    reading_noise_deg: float = 0.0
-    """Standard deviation of position-reading noise."""
-
-
-@dataclass(frozen=True)
-class ServoProfile:
-    kp_scale: float = 1.0
-    """Multiplies the twin's servo stiffness (real servos under load are softer)."""
-    torque_limit_scale: float = 1.0
-    """Multiplies the servo torque caps."""
-    latency_steps: int = 0
-    """Commands reach the servo this many commands late."""
     power_up_goal_zero: bool = False
     """After power-up the stored goal reads 0 while the joint sits elsewhere:
     enabling torque without first writing the goal would jump the arm."""
-
-
-@dataclass(frozen=True)
-class CameraProfile:
-    exposure_scale: float = 1.0
-    """Multiplies pixel values (sensor exposure/gain relative to the twin)."""
-    offset_m: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    """Camera position error in the gripper frame."""
-    rotation_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    """Camera orientation error (rotation vector, degrees, camera frame)."""
-    fov_deg_delta: float = 0.0
-    """Vertical field-of-view error."""
-    background_rgb: tuple[float, float, float] = tuple(_SCENE.background_rgb)
-    """Colour of the cloth under the work area."""
-    auto_exposure: bool = False
+    camera_auto_exposure: bool = False
     """The camera powers up with auto-exposure on (it brightens a dark scene) and
     forgets a lock when unplugged."""
-
-
-@dataclass(frozen=True)
-class WorldProfile:
     origin_offset_m: tuple[float, float] = tuple(float(v) for v in robot.PAN_AXIS_XY)
     """Where the operator measures positions from, in the sim frame. Nominal: the
     rotation axis, as layouts say; ``[0, 0]`` reproduces measuring from the base's
     back edge (3.9 cm behind the axis)."""
+    heating_c_per_nm2_s: float = 0.017
+    """Temperature rise per (N*m)^2 per second. Not measured on an STS3215: chosen so
+    that a servo stalled at 3 N*m climbs ~9 C a minute and settles at its 70 C
+    cut-out, while holding the extended arm (~1.3 N*m) settles near 34 C."""
+    cooling_per_s: float = 1.0 / 300.0
+    """Newtonian cooling rate towards ambient (a ~5-minute time constant)."""
+
+
+HARDWARE_KEYS = {
+    ("servo", "power_up_goal_zero"): "power_up_goal_zero",
+    ("camera", "auto_exposure"): "camera_auto_exposure",
+    ("world", "origin_offset_m"): "origin_offset_m",
+    ("thermal", "heating_c_per_nm2_s"): "heating_c_per_nm2_s",
+    ("thermal", "cooling_per_s"): "cooling_per_s",
+}
+"""(TOML section, key) -> :class:`HardwareBehaviour` field."""
+_HARDWARE_ONLY = {"world", "thermal"}
+_LIMITS = {"origin_offset_m": (-0.5, 0.5), "heating_c_per_nm2_s": (0, 1), "cooling_per_s": (0, 1)}
 
 
 @dataclass(frozen=True)
@@ -103,12 +79,8 @@ class RealityProfile:
     """Everything that differs between the twin and the (fake) real arm."""
 
     name: str = "nominal"
-    cube: CubeProfile = field(default_factory=CubeProfile)
-    fingers: FingersProfile = field(default_factory=FingersProfile)
-    joints: JointsProfile = field(default_factory=JointsProfile)
-    servo: ServoProfile = field(default_factory=ServoProfile)
-    camera: CameraProfile = field(default_factory=CameraProfile)
-    world: WorldProfile = field(default_factory=WorldProfile)
+    twin: TwinParams = field(default_factory=TwinParams)
+    hardware: HardwareBehaviour = field(default_factory=HardwareBehaviour)
 
     @classmethod
     def from_toml(cls, path: str | Path) -> RealityProfile:
@@ -116,83 +88,44 @@ class RealityProfile:
         path = Path(path)
         if not path.exists():
             raise FileNotFoundError(f"reality profile not found: {path}")
-        try:
-            data = tomllib.loads(path.read_text())
-        except tomllib.TOMLDecodeError as error:
-            raise ProfileError(f"{path}: not valid TOML ({error})") from None
+        data = read_toml(path, ProfileError)
         return cls.from_dict(data, name=path.stem, source=str(path))
 
     @classmethod
     def from_dict(cls, data: dict, name: str = "profile", source: str = "profile"):
-        sections = {f.name: f.default_factory for f in fields(cls) if f.name != "name"}
-        unknown = sorted(set(data) - set(sections) - {"name"})
-        if unknown:
-            raise ProfileError(f"{source}: unknown section(s) {unknown}; known: {sorted(sections)}")
-        built = {
-            section: _section(factory, data.get(section, {}), f"{source}: {section}")
-            for section, factory in sections.items()
-        }
-        return cls(name=str(data.get("name", name)), **built)
+        data = {k: dict(v) if isinstance(v, dict) else v for k, v in data.items()}
+        name = str(data.pop("name", name))
+        defaults = HardwareBehaviour()
+        hardware = {}
+        for (section, key), attribute in HARDWARE_KEYS.items():
+            values = data.get(section)
+            if isinstance(values, dict) and key in values:
+                where = f"{source}: {section}.{key}"
+                value = values.pop(key)
+                hardware[attribute] = check_value(
+                    where, getattr(defaults, attribute), value, ProfileError
+                )
+                low_high = _LIMITS.get(attribute)
+                values_list = hardware[attribute]
+                items = values_list if isinstance(values_list, tuple) else (values_list,)
+                if low_high and not all(low_high[0] <= v <= low_high[1] for v in items):
+                    raise ProfileError(f"{where}: {value!r} is outside {list(low_high)}")
+        for section in _HARDWARE_ONLY:
+            leftover = data.pop(section, {})
+            if not isinstance(leftover, dict):
+                raise ProfileError(f"{source}: {section}: expected a table of keys")
+            if leftover:
+                known = sorted(k for s, k in HARDWARE_KEYS if s == section)
+                raise ProfileError(
+                    f"{source}: {section}.{sorted(leftover)[0]}: unknown key; known keys: {known}"
+                )
+        twin = parse_sections(TwinParams(), data, source, ProfileError)
+        return cls(name=name, twin=twin, hardware=HardwareBehaviour(**hardware))
 
-
-def _section(factory, values, where: str):
-    if not isinstance(values, dict):
-        raise ProfileError(f"{where}: expected a table of keys, got {values!r}")
-    default = factory()
-    known = {f.name: f for f in fields(default)}
-    unknown = sorted(set(values) - set(known))
-    if unknown:
-        raise ProfileError(f"{where}.{unknown[0]}: unknown key; known keys: {sorted(known)}")
-    kwargs = {}
-    for key, value in values.items():
-        kwargs[key] = _check(f"{where}.{key}", getattr(default, key), value)
-    return type(default)(**kwargs)
-
-
-# Allowed ranges: wide enough for any plausible arm, narrow enough to catch unit slips.
-_RANGES = {
-    "mass_kg": (1e-4, 2.0),
-    "size_m": (0.005, 0.1),
-    "friction": (0.01, 5.0),
-    "color_rgb": (0.0, 1.0),
-    "zero_offset_deg": (-45.0, 45.0),
-    "reading_noise_deg": (0.0, 20.0),
-    "kp_scale": (0.01, 10.0),
-    "torque_limit_scale": (0.01, 10.0),
-    "latency_steps": (0, 10),
-    "exposure_scale": (0.05, 20.0),
-    "offset_m": (-0.05, 0.05),
-    "rotation_deg": (-45.0, 45.0),
-    "fov_deg_delta": (-40.0, 40.0),
-    "background_rgb": (0.0, 1.0),
-    "origin_offset_m": (-0.5, 0.5),
-}
-
-
-def _check(where: str, default, value):
-    key = where.rsplit(".", 1)[-1]
-    if isinstance(default, bool):
-        if not isinstance(value, bool):
-            raise ProfileError(f"{where}: expected true or false, got {value!r}")
-        return value
-    if isinstance(default, tuple):
-        if not isinstance(value, list) or len(value) != len(default):
-            raise ProfileError(f"{where}: expected a list of {len(default)} numbers, got {value!r}")
-        return tuple(_number(where, item, float, _RANGES.get(key)) for item in value)
-    kind = int if isinstance(default, int) else float
-    return _number(where, value, kind, _RANGES.get(key))
-
-
-def _number(where: str, value, kind, bounds):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ProfileError(f"{where}: expected a number, got {value!r}")
-    if kind is int and not float(value).is_integer():
-        raise ProfileError(f"{where}: expected a whole number, got {value!r}")
-    if not math.isfinite(value):
-        raise ProfileError(f"{where}: must be finite, got {value!r}")
-    if bounds is not None and not bounds[0] <= value <= bounds[1]:
-        raise ProfileError(f"{where}: {value!r} is outside [{bounds[0]}, {bounds[1]}]")
-    return kind(value)
+    def to_dict(self) -> dict:
+        """Plain nested dict (a record of which arm a result was measured on)."""
+        hardware = {f.name: getattr(self.hardware, f.name) for f in fields(self.hardware)}
+        return {"name": self.name, "twin": self.twin.to_dict(), "hardware": hardware}
 
 
 def shipped_profiles() -> dict[str, Path]:

@@ -3,10 +3,12 @@
 The policy contract speaks radians, zero at mid-range (``robot.JOINT_RANGES``).
 Backends speak whatever their driver speaks: LeRobot's SO-101 driver gives body
 joints in degrees from the range middle and the gripper as 0..100. Each backend
-declares one unit per joint (``Arm.units``) and :func:`make_codecs` builds the
-converters from that declaration. There is no ``if robot_type == ...``
-anywhere, so renaming a robot type cannot silently skip the gripper
-conversion; an unknown unit is refused at connect time.
+declares one unit per joint (``Arm.units``) and :class:`Codecs` builds the
+converters from that declaration. Codecs speak the hardware's units only: a
+calibration's zero offsets are applied once, by ``Arm`` (never by swapping
+codecs). There is no ``if robot_type == ...`` anywhere, so renaming a robot
+type cannot silently skip the gripper conversion; an unknown unit is refused at
+connect time.
 """
 
 from __future__ import annotations
@@ -68,10 +70,8 @@ class JointCodec:
 class Codecs:
     """The codecs of all joints, in contract joint order."""
 
-    def __init__(self, units, ranges=robot.JOINT_RANGES, names=robot.JOINT_NAMES, offsets=None):
+    def __init__(self, units, ranges=robot.JOINT_RANGES, names=robot.JOINT_NAMES):
         units = tuple(units)
-        # Calibrated encoder zero errors (radians): subtracted from readings, added to goals.
-        self.offsets = np.zeros(len(names)) if offsets is None else np.asarray(offsets, float)
         if len(units) != len(names):
             raise UnitError(f"backend declares {len(units)} units for {len(names)} joints")
         self.codecs = [
@@ -81,11 +81,10 @@ class Codecs:
 
     def to_contract(self, raw) -> np.ndarray:
         raw = np.asarray(raw, dtype=float)
-        rad = np.array([codec.to_contract(value) for codec, value in zip(self.codecs, raw)])
-        return rad - self.offsets
+        return np.array([codec.to_contract(value) for codec, value in zip(self.codecs, raw)])
 
     def from_contract(self, rad) -> np.ndarray:
-        rad = np.asarray(rad, dtype=float) + self.offsets
+        rad = np.asarray(rad, dtype=float)
         return np.array([codec.from_contract(value) for codec, value in zip(self.codecs, rad)])
 
     def check_in_range(self, rad, margin_rad: float = np.deg2rad(15.0)) -> None:

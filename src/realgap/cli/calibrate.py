@@ -65,28 +65,26 @@ def run_record(args) -> int:
 
 
 def run_fit(args) -> int:
-    from realgap.diagnose.calibration import Calibration
     from realgap.diagnose.recording import CalibrationRecording
+    from realgap.sim.calibration import Calibration
 
     recording = CalibrationRecording.load(args.recording)
-    calibration = Calibration.load(args.out)
+    calibration = Calibration.load(args.out) if args.out.exists() else Calibration()
     if args.action == "joints":
         from realgap.diagnose.joints import estimate_joint_offsets
 
         result = estimate_joint_offsets(recording)
         for warning in result["warnings"]:
             print(f"warning: {warning}")
-        calibration.joint_offsets_rad = result["offsets_rad"]
+        calibration.measure("joints.zero_offset_deg", result["offsets_deg"])
         text = ", ".join(f"{v:+.2f}" for v in result["offsets_deg"][:5])
         print(f"joint zero offsets (degrees, pan..roll): {text}")
     else:
         from realgap.diagnose.servos import identify_servos
 
         result = identify_servos(recording, calibration.joint_offsets_rad)
-        calibration.servo = {
-            k: result[k]
-            for k in ("kp_scale", "damping_scale", "frictionloss_scale", "latency_steps")
-        }
+        for key in ("kp_scale", "damping_scale", "frictionloss_scale", "latency_steps"):
+            calibration.measure(f"servo.{key}", result[key])
         print(
             f"servos: stiffness x{result['kp_scale']:.2f}, damping x{result['damping_scale']:.2f}, "
             f"friction loss x{result['frictionloss_scale']:.2f}, "

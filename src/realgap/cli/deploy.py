@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from realgap.sim.calibration import Calibration
+
 
 def add_world_arguments(parser, worlds=("fake", "real"), default="fake") -> None:
     """Options every command that opens a world shares (deploy, eval, camera)."""
@@ -45,16 +47,8 @@ def open_world(args, task: str, apply_calibration: bool = True):
         camera = int(args.camera) if str(args.camera).isdigit() else args.camera
         world = open_real_world(task, args.port, args.robot_id, camera, args.calibration_dir)
     if apply_calibration and getattr(args, "calibration", None) is not None:
-        from realgap.diagnose.calibration import Calibration, apply_to_arm
-
-        apply_to_arm(world.arm, Calibration.load(_existing(args.calibration)))
+        world.arm.apply_calibration(Calibration.load(args.calibration).joint_offsets_rad)
     return world
-
-
-def _existing(path: Path) -> Path:
-    if not path.exists():
-        raise FileNotFoundError(f"calibration file not found: {path}")
-    return path
 
 
 def register(subparsers) -> None:

@@ -40,9 +40,9 @@ def register(subparsers) -> None:
 
 
 def run_camera(args) -> int:
-    from realgap.diagnose.calibration import Calibration
     from realgap.diagnose.camera import diagnose_camera
     from realgap.diagnose.recording import CalibrationRecording
+    from realgap.sim.calibration import Calibration
 
     offsets = Calibration.load(args.calibration).joint_offsets_rad
     result = diagnose_camera(CalibrationRecording.load(args.recording), offsets)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from realgap.cli.deploy import add_world_arguments
+from realgap.sim.calibration import Calibration, load_twin
 
 
 def register(subparsers) -> None:
@@ -20,6 +21,11 @@ def register(subparsers) -> None:
     parser.add_argument("--hz", type=float, default=15.0, help="fake/real: control rate")
     parser.add_argument("--action-scale", type=float, default=0.15)
     parser.add_argument("--steps", type=int, help="fake/real: steps per episode")
+    parser.add_argument(
+        "--twin",
+        type=Path,
+        help="sim: evaluate in this twin (a calibration.json or a TwinParams TOML, docs/twin.md)",
+    )
     parser.add_argument("--json", type=Path, help="write the result here")
     parser.add_argument("--out", type=Path, help="folder for recordings and eval_<world>.json")
     parser.set_defaults(func=run)
@@ -39,12 +45,10 @@ def run(args) -> int:
     config = DeployConfig(
         control_hz=args.hz, action_scale=args.action_scale, episode_steps=args.steps
     )
-    calibration = None
-    if args.calibration is not None:
-        from realgap.cli.deploy import _existing
-        from realgap.diagnose.calibration import Calibration
-
-        calibration = Calibration.load(_existing(args.calibration))
+    calibration = None if args.calibration is None else Calibration.load(args.calibration)
+    twin = None if args.twin is None else load_twin(args.twin)
+    if twin is not None and args.world != "sim":
+        raise ValueError("--twin is for --world sim (a fake or real arm is its own world)")
     with Progress(transient=True) as progress:
         bar = progress.add_task(f"eval ({args.world})", total=args.trials)
         result = evaluate(
@@ -58,6 +62,7 @@ def run(args) -> int:
             out=args.out,
             progress=lambda n: progress.update(bar, advance=n),
             calibration=calibration,
+            twin=twin,
         )
     print_result(result)
     if result.get("stopped"):

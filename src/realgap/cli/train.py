@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict, replace
 from pathlib import Path
 
 
@@ -36,6 +38,18 @@ def register(subparsers) -> None:
     parser.add_argument("--dagger-rounds", type=int, default=None, help="DAgger rounds")
     parser.add_argument("--nominal", action="store_true", help="train without domain randomization")
     parser.add_argument(
+        "--twin",
+        type=Path,
+        help="train in this twin: a calibration.json or a TwinParams TOML (docs/twin.md); "
+        "the randomization is centred on it",
+    )
+    parser.add_argument(
+        "--randomization", type=Path, help="randomization TOML (widths; docs/twin.md)"
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the resolved training arguments and stop"
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="a tiny run (seconds) for smoke tests; not a useful policy",
@@ -43,57 +57,36 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-QUICK = {
-    "teacher_steps": 40_960,
-    "num_envs": 64,
-    "rollout_steps": 32,
-    "dagger_rounds": 3,
-    "dagger_steps": 40,
-    "student_envs": 16,
-    "eval_episodes": 16,
-    "student_epochs": 4,
-    "eval_every": 10,
-}
-
-
-SAC_QUICK = {
-    "num_envs": 8,
-    "total_steps": 1_600,
-    "learning_starts": 400,
-    "batch_size": 64,
-    "eval_every": 100,
-    "eval_episodes": 8,
-}
-
-
 def run(args) -> int:
-    from dataclasses import replace
-
     from realgap.runtime import configure_torch_threads
     from realgap.sim.tasks import make_task
     from realgap.train import distill, sac
 
     configure_torch_threads()
     make_task(args.task)  # unknown names fail here, before any work
+    files = {
+        "twin": str(args.twin) if args.twin else None,
+        "randomization": str(args.randomization) if args.randomization else None,
+    }
+    common = {"out": str(args.out), "seed": args.seed, "randomize": not args.nominal, **files}
     if args.recipe == "sac":
-        config = sac.Args(
-            task=args.task, out=str(args.out), seed=args.seed, randomize=not args.nominal
-        )
-        if args.quick:
-            config = replace(config, **SAC_QUICK)
         overrides = {"num_envs": args.envs, "total_steps": args.total_steps}
-        config = replace(config, **{k: v for k, v in overrides.items() if v is not None})
-        return _report(sac.main(config))
-    config = distill.Args(
-        task=args.task, out=str(args.out), seed=args.seed, randomize=not args.nominal
-    )
-    if args.quick:
-        config = replace(config, **QUICK)
-    overrides = {"teacher_steps": args.teacher_steps, "dagger_rounds": args.dagger_rounds}
+        config = sac.Args(task=args.task, **common, **(sac.QUICK if args.quick else {}))
+    else:
+        overrides = {
+            "teacher_steps": args.teacher_steps,
+            "dagger_rounds": args.dagger_rounds,
+            "num_envs": args.envs,
+        }
+        # The task's own training defaults (e.g. PlaceCube's scripted teacher), then
+        # --quick, then explicit options.
+        config = distill.args_for_task(args.task, **common, **(distill.QUICK if args.quick else {}))
     config = replace(config, **{k: v for k, v in overrides.items() if v is not None})
-    if args.envs is not None:
-        config = replace(config, num_envs=args.envs)
-    return _report(distill.main(config))
+    if args.dry_run:
+        print(json.dumps(asdict(config), indent=2))
+        return 0
+    recipe = sac if args.recipe == "sac" else distill
+    return _report(recipe.main(config))
 
 
 def _report(summary: dict) -> int:

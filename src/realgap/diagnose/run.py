@@ -8,13 +8,13 @@ from pathlib import Path
 
 import numpy as np
 
-from realgap.diagnose.calibration import Calibration
 from realgap.diagnose.camera import diagnose_camera
 from realgap.diagnose.joints import estimate_joint_offsets
 from realgap.diagnose.recording import CalibrationRecording
 from realgap.diagnose.servos import identify_servos
 from realgap.diagnose.workspace import coverage, frame_check
 from realgap.eval.layout import load_layout
+from realgap.sim.calibration import Calibration, CalibrationError
 
 
 def diagnose_recording(recording_path: str | Path, out: str | Path, layout=None) -> dict:
@@ -37,19 +37,24 @@ def diagnose_recording(recording_path: str | Path, out: str | Path, layout=None)
         "frame": frame_check(*recording.cube_xy),
         "coverage": coverage(load_layout(layout), recording.task),
     }
-    calibration = Calibration(
-        joint_offsets_rad=offsets or [0.0] * 6,
-        servo={k: servos[k] for k in ("kp_scale", "damping_scale", "frictionloss_scale")}
-        | {"latency_steps": servos["latency_steps"]},
-        camera={
-            "exposure_gain": camera["exposure_gain_needed"],
-            "offset_m": [v / 1000 for v in camera["mount_offset_mm"]],
-            "rotation_deg": camera["mount_rotation_deg"],
-            "fov_delta_deg": camera["fov_delta_deg"],
-            "background_rgb": camera["background_rgb"],
-        },
-        source={"recording": str(recording_path), "world": recording.world},
-    )
+    calibration = Calibration(source={"recording": str(recording_path), "world": recording.world})
+    if offsets is not None:
+        calibration.measure("joints.zero_offset_deg", np.rad2deg(offsets))
+    for key in ("kp_scale", "damping_scale", "frictionloss_scale", "latency_steps"):
+        calibration.measure(f"servo.{key}", servos[key])
+    measured_camera = {
+        "exposure_scale": camera["exposure_gain_needed"],
+        "offset_m": [v / 1000 for v in camera["mount_offset_mm"]],
+        "rotation_deg": camera["mount_rotation_deg"],
+        "fov_deg_delta": camera["fov_delta_deg"],
+        "background_rgb": camera["background_rgb"],
+    }
+    for key, value in measured_camera.items():
+        try:
+            if value is not None:
+                calibration.measure(f"camera.{key}", value)
+        except CalibrationError as error:  # an implausible fit is reported, not applied
+            camera["warnings"].append(f"not calibrated: {error}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     calibration.save(out / "calibration.json")

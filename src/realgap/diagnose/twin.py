@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections import deque
+from dataclasses import replace
 
 import mujoco
 import numpy as np
 
 from realgap.sim import robot
-from realgap.sim.render import _small_rotation_quat
+from realgap.sim.physics import CommandDelay, TwinModel
+from realgap.sim.randomization import twin_batch
+from realgap.sim.render import set_wrist_camera
 from realgap.sim.scene import CUBE, FLOOR, compile_scene, joint_ids
 from realgap.sim.tasks import make_task
+from realgap.sim.twin import ServoParams, TwinParams
 
 JAW_BODIES = (robot.GRIPPER_BODY, robot.MOVING_JAW_BODY)
 
@@ -27,9 +30,11 @@ class TwinCamera:
         self.qadr = joint_ids(self.model)["qpos"]
         self.cube_qadr = self.model.joint(CUBE).qposadr[0]
         self.camera = self.model.camera(robot.WRIST_CAMERA).id
-        self.nominal_pos = self.model.cam_pos[self.camera].copy()
-        self.nominal_quat = self.model.cam_quat[self.camera].copy()
-        self.nominal_fovy = float(self.model.cam_fovy[self.camera])
+        self.nominal = {
+            "cam_pos": self.model.cam_pos[self.camera].copy(),
+            "cam_quat": self.model.cam_quat[self.camera].copy(),
+            "cam_fovy": float(self.model.cam_fovy[self.camera]),
+        }
         self.renderer = mujoco.Renderer(self.model, *shape)
         self.shape = shape
         bodies = [self.model.body(name).id for name in JAW_BODIES]
@@ -38,12 +43,8 @@ class TwinCamera:
         self.floor_geom = self.model.geom(FLOOR).id
 
     def set_camera(self, offset_m=(0, 0, 0), rotation_deg=(0, 0, 0), fov_delta_deg=0.0) -> None:
-        self.model.cam_fovy[self.camera] = self.nominal_fovy + fov_delta_deg
-        self.model.cam_pos[self.camera] = self.nominal_pos + np.asarray(offset_m)
-        quat = np.zeros(4)
-        rotation = _small_rotation_quat(np.deg2rad(np.asarray(rotation_deg, dtype=float)))
-        mujoco.mju_mulQuat(quat, self.nominal_quat, rotation)
-        self.model.cam_quat[self.camera] = quat
+        rotation = np.deg2rad(np.asarray(rotation_deg, dtype=float))
+        set_wrist_camera(self.model, self.camera, self.nominal, offset_m, rotation, fov_delta_deg)
 
     def _pose(self, joints, cube_xy) -> None:
         self.data.qpos[self.qadr] = joints
@@ -118,19 +119,14 @@ class ServoTwin:
     the servo acts on the goal written ``latency`` writes ago)."""
 
     def __init__(self, task: str, physics_hz: float = 200.0):
-        from dataclasses import replace
-
         task_obj = make_task(task)
         scene = replace(task_obj.scene_config(), timestep=1.0 / physics_hz)
         self.model, _ = compile_scene(scene)
         self.data = mujoco.MjData(self.model)
         ids = joint_ids(self.model)
-        self.qadr, self.dof, self.act = ids["qpos"], ids["dof"], ids["actuator"]
-        self.nominal = {
-            "kp": self.model.actuator_gainprm[self.act, 0].copy(),
-            "damping": self.model.dof_damping[self.dof].copy(),
-            "frictionloss": self.model.dof_frictionloss[self.dof].copy(),
-        }
+        self.qadr, self.act = ids["qpos"], ids["actuator"]
+        self.twin_model = TwinModel(self.model)
+        self.rows = TwinModel.single_row(self.model)
 
     def replay(
         self,
@@ -147,11 +143,9 @@ class ServoTwin:
     ) -> np.ndarray:
         """Joint angles at every sample, (S, 6)."""
         m, d = self.model, self.data
-        kp = self.nominal["kp"] * kp_scale
-        m.actuator_gainprm[self.act, 0] = kp
-        m.actuator_biasprm[self.act, 1] = -kp
-        m.dof_damping[self.dof] = self.nominal["damping"] * damping_scale
-        m.dof_frictionloss[self.dof] = self.nominal["frictionloss"] * frictionloss_scale
+        servo = ServoParams(kp_scale, damping_scale, frictionloss_scale, latency_steps=latency)
+        # The same code that puts a twin into the batched env and the fake arm.
+        self.twin_model.apply(self.rows, np.arange(1), twin_batch(TwinParams(servo=servo), 1))
         mujoco.mj_resetData(m, d)
         d.qpos[self.qadr] = start
         d.ctrl[self.act] = writes[0]
@@ -159,7 +153,7 @@ class ServoTwin:
         dt = m.opt.timestep
         for _ in range(int(settle_s / dt)):
             mujoco.mj_step(m, d)
-        pending = deque([writes[0]] * latency)
+        delay = CommandDelay(latency, writes[0])
         out = np.empty((len(sample_write), 6))
         written, time = -1, 0.0
         for index, write in enumerate(sample_write):
@@ -168,8 +162,8 @@ class ServoTwin:
                 written += 1
                 self._advance_to(written / control_hz, time)
                 time = max(time, self._time)
-                pending.append(writes[written])
-                d.ctrl[self.act] = np.clip(pending.popleft(), *robot.JOINT_RANGES.T)
+                applied = delay.push(writes[written][None])[0]
+                d.ctrl[self.act] = np.clip(applied, *robot.JOINT_RANGES.T)
             self._advance_to((index + 1) / sample_hz, time)
             time = self._time
             out[index] = d.qpos[self.qadr]

@@ -12,18 +12,18 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import mujoco
 import numpy as np
 
 from realgap.bridge.profile import RealityProfile
 from realgap.eval.layout import Layout
 from realgap.sim import robot
+from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.failures import cube_in_view
-from realgap.sim.randomization import DomainRandomization
 from realgap.sim.scene import compile_scene
+from realgap.sim.scripted import run_episodes
 from realgap.sim.tasks import make_task
+from realgap.sim.twin import TwinParams
 
 REFERENCE_SIM_CUBE = {"mass_kg": 0.003, "friction": 2.0}
 """The cube of the reference write-up's sim."""
@@ -80,29 +80,29 @@ def grasp_check(
     profile: RealityProfile, task: str = "PickCube", episodes: int = 64, seed: int = 0
 ) -> dict:
     """Scripted-grasp success with the twin's cube, the profile's, and the reference's."""
-    from realgap.sim.batched_env import BatchedEnv
-    from realgap.sim.scripted import run_episodes
-
-    base = make_task(task)
-    scene = base.config.scene
+    nominal = TwinParams()
     cubes = {
-        "twin": {"mass_kg": scene.cube_mass_kg, "friction": scene.cube_friction, "fingers": 1.0},
+        "twin": {
+            "mass_kg": nominal.cube.mass_kg,
+            "friction": nominal.cube.friction,
+            "fingers": nominal.fingers.friction,
+        },
         "profile": {
-            "mass_kg": profile.cube.mass_kg,
-            "friction": profile.cube.friction,
-            "fingers": profile.fingers.friction,
+            "mass_kg": profile.twin.cube.mass_kg,
+            "friction": profile.twin.cube.friction,
+            "fingers": profile.twin.fingers.friction,
         },
         "reference sim": {**REFERENCE_SIM_CUBE, "fingers": 1.0},
     }
     out = {}
     for name, cube in cubes.items():
-        values = replace(
-            DomainRandomization.none(),
-            cube_mass_scale=(cube["mass_kg"] / scene.cube_mass_kg,) * 2,
-            cube_friction=(cube["friction"],) * 2,
-            finger_friction=(cube["fingers"],) * 2,
+        twin = nominal.updated(
+            {
+                "cube": {"mass_kg": cube["mass_kg"], "friction": cube["friction"]},
+                "fingers": {"friction": cube["fingers"]},
+            }
         )
-        env = BatchedEnv(task, 32, randomization=values, render=False, seed=seed)
+        env = BatchedEnv(task, 32, twin=twin, render=False, seed=seed)
         result = run_episodes(env, episodes, seed=seed)
         env.close()
         out[name] = {**cube, "success_rate": result["success_rate"]}

@@ -13,17 +13,21 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
+from realgap.bridge.deploy import run_session
 from realgap.bridge.recording import EpisodeRecorder
 from realgap.bridge.worlds import Spot
 from realgap.eval.layout import Layout
 from realgap.eval.stats import rate
+from realgap.policy.loaders import load_runtime_policy
 from realgap.sim import robot
+from realgap.sim.batched_env import BatchedEnv
+from realgap.sim.calibration import Calibration
 from realgap.sim.failures import EpisodeTracker
+from realgap.sim.twin import TwinParams
 
 
 def _episode_rows(layout: Layout, trials: int) -> list[tuple[int, Spot]]:
@@ -42,23 +46,16 @@ def evaluate_in_sim(
     out: Path | None = None,
     chunk: int = 64,
     progress: Callable[[int], None] | None = None,
-    calibration=None,
-    absolute: bool = False,
+    twin: TwinParams | None = None,
+    action_mode: str = "delta",
 ) -> list[dict]:
-    """Episodes in the nominal twin (no randomization) -- or in the twin corrected by a
-    :class:`~realgap.diagnose.calibration.Calibration` -- batched; one dict per episode.
-    ``absolute``: the policy outputs joint targets (imitation), not scaled deltas."""
-    from realgap.diagnose.calibration import calibrated_env
-    from realgap.sim.batched_env import BatchedEnv
-
+    """Episodes in the nominal twin (no randomization) -- or in an arm's ``twin`` --
+    batched; one dict per episode. ``action_mode`` is the policy contract's."""
     rows = _episode_rows(layout, trials)
     episodes: list[dict] = []
     for start in range(0, len(rows), chunk):
         part = rows[start : start + chunk]
-        if calibration is None:
-            env = BatchedEnv(task, len(part), seed=seed + start)
-        else:
-            env = calibrated_env(task, len(part), calibration, seed=seed + start)
+        env = BatchedEnv(task, len(part), twin=twin, action_mode=action_mode, seed=seed + start)
         camera = env.model.camera(robot.WRIST_CAMERA).id
         fovy = float(env.model.cam_fovy[camera])
         cube = np.array([spot.cube_xy for _, spot in part])
@@ -72,9 +69,6 @@ def evaluate_in_sim(
             policy.reset()
         for step in range(env.config.episode_steps):
             action = policy(obs["image"], obs["state"])
-            if absolute:  # joint targets -> the sim's scaled target deltas
-                offset = env.params.joint_offset + env.reading_bias
-                action = np.clip((action - offset - env.target) / env.action_scale, -1, 1)
             for i, recorder in enumerate(recorders):
                 recorder.add(step / env.config.control_hz, _row(obs, i), action[i], action[i])
             obs, _, _, _, info = env.step(action)
@@ -169,19 +163,22 @@ def evaluate(
     seed: int = 0,
     out: str | Path | None = None,
     progress: Callable[[int], None] | None = None,
-    calibration=None,
+    calibration: Calibration | None = None,
+    twin: TwinParams | None = None,
 ) -> dict:
     """Evaluate in ``world`` ("sim", or "fake"/"real" with ``open_world(task)``). A
-    calibration corrects the twin (sim) or the bridge's joint readings (fake/real)."""
-    from realgap.bridge.deploy import load_runtime_policy, run_session
-
+    calibration corrects the bridge's joint readings (fake/real) or, in the sim without
+    an explicit ``twin``, gives the arm's twin to evaluate in."""
     policy, contract = load_runtime_policy(policy_folder)
     layout = layout.for_task(contract.task)
     out = Path(out) if out is not None else None
     extra = {}
-    suffix = "" if calibration is None else " (calibrated)"
-    tag = world + ("" if calibration is None else "_calibrated")
+    calibrated = calibration is not None or twin is not None
+    suffix = " (calibrated)" if calibrated else ""
+    tag = world + ("_calibrated" if calibrated else "")
     if world == "sim":
+        if twin is None and calibration is not None:
+            twin = calibration.twin()
         episodes = evaluate_in_sim(
             policy,
             contract.task,
@@ -190,17 +187,15 @@ def evaluate(
             seed,
             out / f"episodes_{tag}" if out else None,
             progress=progress,
-            calibration=calibration,
-            absolute=contract.action_mode == "absolute",
+            twin=twin,
+            action_mode=contract.action_mode,
         )
         world_name = "sim" + suffix
     else:
         rows = _episode_rows(layout, trials)
         target = open_world(contract.task)
         if calibration is not None:
-            from realgap.diagnose.calibration import apply_to_arm
-
-            apply_to_arm(target.arm, calibration)
+            target.arm.apply_calibration(calibration.joint_offsets_rad)
         world_name = target.name + suffix
         tag = world_name.replace(":", "_").replace(" (calibrated)", "_calibrated")
         session = run_session(
@@ -218,7 +213,7 @@ def evaluate(
         extra["safety_events"] = session["safety_events"]
         extra["stopped"] = session["stopped"]
         if "profile" in target.extra:
-            extra["profile"] = asdict(target.extra["profile"])
+            extra["profile"] = target.extra["profile"].to_dict()
     summary = summarize(episodes, layout, world_name, contract.task, str(policy_folder), extra)
     summary["episodes"] = episodes
     if out is not None:

@@ -28,12 +28,6 @@ from realgap.sim.randomization import DomainRandomization
 from realgap.sim.scripted import ScriptedController
 from realgap.sim.tasks import make_task
 
-TASK_TEXT = {
-    "Reach": "bring the gripper to the cube",
-    "PickCube": "pick up the cube",
-    "PlaceCube": "put the cube in the bin",
-}
-
 
 def record_sim_demos(
     task: str,
@@ -58,7 +52,7 @@ def record_sim_demos(
         seed=seed,
     )
     expert = ScriptedController(env)
-    writer = DemoWriter(out, fps=env.config.control_hz, task=TASK_TEXT[task])
+    writer = DemoWriter(out, fps=env.config.control_hz, task=make_task(task).instruction)
     buffers = [[] for _ in range(envs)]
     obs, _ = env.reset(seed=seed)
     kept = tried = succeeded = 0
@@ -171,7 +165,7 @@ def record_fake_demos(
         DeployConfig(lock_folder=lock_folder or out.parent / "cameras"),
         policy=(expert_operator(world, task), contract),
     )
-    writer = DemoWriter(out, fps=config.control_hz, task=TASK_TEXT[task])
+    writer = DemoWriter(out, fps=config.control_hz, task=make_task(task).instruction)
     kept = 0
     for episode in load_episodes(recordings):
         if episode.meta.get("success") and kept < episodes:

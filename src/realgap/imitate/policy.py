@@ -148,3 +148,8 @@ def load_chunk_policy(folder) -> tuple[ChunkRunner, ChunkPolicy]:
     network.eval()
     runner = ChunkRunner(network, int(payload["n_action_steps"]), payload.get("ensemble"))
     return runner, network
+
+
+def load_chunk_runner(folder) -> ChunkRunner:
+    """The ``chunk`` policy loader (registered under ``realgap.policy_loaders``)."""
+    return load_chunk_policy(folder)[0]

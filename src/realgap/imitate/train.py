@@ -28,10 +28,9 @@ import torch
 from rich.progress import Progress
 
 from realgap.imitate.dataset import Demos, load_demos
-from realgap.imitate.demos import TASK_TEXT
 from realgap.imitate.policy import ChunkLearner, ChunkPolicy, load_chunk_policy
 from realgap.policy.contract import PolicyContract
-from realgap.sim.tasks import make_task
+from realgap.sim.tasks import make_task, task_for_instruction
 
 
 @dataclass
@@ -168,7 +167,7 @@ def main(args: Args) -> dict:
         if path is not None
     }
     first = next(iter(sources.values()))
-    task = {text: name for name, text in TASK_TEXT.items()}.get(first.task)
+    task = task_for_instruction(first.task)
     if task is None:
         raise ValueError(f"unknown task text {first.task!r} in the dataset")
     if len({d.fps for d in sources.values()}) > 1:

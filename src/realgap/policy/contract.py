@@ -12,8 +12,6 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field, fields
 
-import numpy as np
-
 from realgap.sim import robot
 
 CONTRACT_VERSION = 1
@@ -41,7 +39,8 @@ class PolicyContract:
     action_mode: str = "delta"
     """``delta``: actions in [-1, 1] move the joint targets by ``action_scale`` per step
     (RL policies). ``absolute``: actions are the joint targets themselves, radians, in
-    the readings' frame (imitation policies, like LeRobot's ACT)."""
+    the readings' frame (imitation policies, like LeRobot's ACT), reached at most
+    ``action_scale`` per step (see :func:`realgap.policy_io.decode_action`)."""
     version: int = CONTRACT_VERSION
     extra: dict = field(default_factory=dict, compare=False)
     """Informational fields (training recipe, parameter count); not checked."""
@@ -85,21 +84,6 @@ class PolicyContract:
         problems = self.differences(world, ignore)
         if problems:
             raise ContractMismatch("policy contract does not match: " + "; ".join(problems))
-
-
-def policy_observation(readings, targets, image) -> dict:
-    """The observation every world gives a policy, built in one place.
-
-    ``readings`` and ``targets`` are joint angles as the arm reports them and
-    the goals last commanded, radians (..., 6); ``image`` is the policy image
-    uint8 (..., R, R, 3) (see ``realgap.sim.render.camera_to_policy``). Sim and
-    real call this same function, so the state layout cannot drift apart.
-    """
-    state = np.concatenate([np.asarray(readings), np.asarray(targets)], axis=-1)
-    obs = {"state": state.astype(np.float32)}
-    if image is not None:
-        obs["image"] = np.asarray(image, dtype=np.uint8)
-    return obs
 
 
 def _close(a, b) -> bool:

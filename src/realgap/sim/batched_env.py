@@ -15,29 +15,38 @@ Observation (dict of arrays with a leading env axis):
   ``state``      float32 (n, 12): 6 joint readings then 6 current joint targets,
                  both as the policy sees them (with calibration offset and noise)
   ``privileged`` float32 (n, 17), only with ``privileged=True`` (teachers, rewards)
-Action: float (n, 6) in [-1, 1], joint-target deltas scaled by
-``TaskConfig.action_scale``. NaN or inf raises ``ValueError``.
+Action: float (n, 6), decoded by :func:`realgap.policy_io.decode_action` in the
+env's ``action_mode``: ``delta`` (default) moves the targets by up to
+``TaskConfig.action_scale``; ``absolute`` gives the targets themselves (in the
+readings' frame). NaN or inf raises ``ValueError``.
+
+Each env's world is a :class:`~realgap.sim.twin.TwinParams` drawn from the
+randomization (a distribution centred on the nominal twin, or on ``twin``).
 """
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import replace
 
 import mujoco
 import mujoco.batch
 import numpy as np
 
-from realgap.policy.contract import policy_observation
+from realgap.policy_io import ACTION_MODES, decode_action, policy_observation
 from realgap.sim import robot
+from realgap.sim.physics import PHYSICS_FIELDS, CommandDelay, TwinModel
 from realgap.sim.randomization import (
     DomainRandomization,
-    EpisodeParams,
+    TwinBatch,
+    max_latency,
     sample_episode,
     sample_step,
 )
-from realgap.sim.scene import BIN, CUBE, joint_ids
+from realgap.sim.render import WristRenderer
+from realgap.sim.scene import BIN, CUBE, compile_scene, joint_ids
 from realgap.sim.tasks import SimState, Task, make_task
 from realgap.sim.tasks.base import TaskConfig
+from realgap.sim.twin import ControlParams, TwinParams
 
 STATE_DIM = 12
 
@@ -52,6 +61,8 @@ class BatchedEnv:
         *,
         config: TaskConfig | None = None,
         randomization: DomainRandomization | None = None,
+        twin: TwinParams | None = None,
+        action_mode: str = "delta",
         render: bool = True,
         privileged: bool = False,
         seed: int = 0,
@@ -62,7 +73,17 @@ class BatchedEnv:
         self.task = task if isinstance(task, Task) else make_task(task, config)
         self.config = self.task.config
         self.num_envs = num_envs
-        self.randomization = randomization or DomainRandomization.none(self.config.control_hz)
+        if action_mode not in ACTION_MODES:
+            raise ValueError(
+                f"action_mode must be one of {list(ACTION_MODES)}, got {action_mode!r}"
+            )
+        self.action_mode = action_mode
+        if randomization is None:
+            rate = ControlParams(rate_hz=float(self.config.control_hz))
+            randomization = DomainRandomization.none(twin or TwinParams(control=rate))
+        elif twin is not None:
+            randomization = randomization.centred_on(twin)
+        self.randomization = randomization
         self.render_images = render
         self.privileged = privileged
         self.rng = np.random.default_rng(seed)
@@ -73,13 +94,7 @@ class BatchedEnv:
         self._qadr, self._dof, self._act = ids["qpos"], ids["dof"], ids["actuator"]
         cube_joint = self.model.joint(CUBE)
         self._cube_qadr = cube_joint.qposadr[0]
-        self._cube_body = self.model.body(CUBE).id
         self._cube_geom = self.model.geom(CUBE).id
-        self._pad_geoms = [
-            self.model.geom(name).id
-            for name in ("fixed_jaw", "moving_jaw")
-            if _has_geom(self.model, name)
-        ]
         self._pinch = self.model.site(robot.PINCH_SITE).id
         self._bin = self.model.body(BIN).mocapid[0] if _has_body(self.model, BIN) else -1
         self.qpos = self.batch.bind("qpos")
@@ -87,48 +102,30 @@ class BatchedEnv:
         self.ctrl = self.batch.bind("ctrl")
         self.sentinel = self.batch.bind("userdata")
         self.mocap_pos = self.batch.bind("mocap_pos") if self.model.nmocap else None
-        self._nominal = {
-            name: getattr(self.model, name).copy()
-            for name in (
-                "body_mass",
-                "body_inertia",
-                "geom_friction",
-                "geom_size",
-                "actuator_gainprm",
-                "actuator_biasprm",
-                "actuator_forcerange",
-            )
-        }
-        self._expanded = {name: self.batch.expand(name) for name in self._nominal}
+        self.twin_model = TwinModel(self.model)
+        self._expanded = {name: self.batch.expand(name) for name in PHYSICS_FIELDS}
 
         n = num_envs
-        self.params: EpisodeParams = sample_episode(self.randomization, self.rng, n)
+        self.params: TwinBatch = sample_episode(self.randomization, self.rng, n)
         self.target = np.zeros((n, 6))  # true servo targets
-        # Slot k holds the target commanded k steps ago.
-        self.latency_buffer = np.zeros((n, self.randomization.latency_steps[1] + 1, 6))
+        self.delay = CommandDelay(
+            self.params.latency_steps, self.target, capacity=max_latency(self.randomization)
+        )
         self.steps = np.zeros(n, dtype=int)
         self.returns = np.zeros(n)
         self.success_once = np.zeros(n, dtype=bool)
         self.cube_start = np.zeros((n, 3))
         self.bin_pos = np.zeros((n, 3))
         self.substeps = np.full(n, self._substeps(self.config.control_hz))
-        self.noise = sample_step(self.randomization, self.rng, n)
-        self.reading_bias = np.zeros(6)
-        """A fixed encoder error added to every reading and target (a calibrated twin's)."""
+        self.noise = sample_step(self.params, self.randomization, self.rng)
         self.renderer = None
         if render:
-            from realgap.sim.render import WristRenderer
-
             self.renderer = WristRenderer(
                 self.model, self.config.image_size, self.config.render_supersample
             )
 
     # -- construction -------------------------------------------------------
     def _compile(self) -> mujoco.MjModel:
-        from dataclasses import replace
-
-        from realgap.sim.scene import compile_scene
-
         scene = replace(self.task.scene_config(), timestep=1.0 / self.config.physics_hz)
         model, _ = compile_scene(scene)
         return model
@@ -170,36 +167,13 @@ class BatchedEnv:
         self._reset_envs(np.arange(self.num_envs), cube_xy=cube_xy, bin_xy=bin_xy, yaw=yaw)
         return self._observe(), {}
 
-    def _apply_params(self, ids: np.ndarray, params: EpisodeParams) -> None:
-        nom, exp = self._nominal, self._expanded
-        body, geom = self._cube_body, self._cube_geom
-        exp["body_mass"][ids, body] = nom["body_mass"][body] * params.cube_mass_scale
-        exp["body_inertia"][ids, body] = (
-            nom["body_inertia"][body]
-            * (params.cube_mass_scale * params.cube_size_scale**2)[:, None]
-        )
-        exp["geom_size"][ids, geom] = nom["geom_size"][geom] * params.cube_size_scale[:, None]
-        exp["geom_friction"][ids, geom, 0] = params.cube_friction
-        for pad in self._pad_geoms:
-            exp["geom_friction"][ids, pad, 0] = params.finger_friction
-        act = self._act
-        kp = nom["actuator_gainprm"][act, 0][None, :] * params.kp_scale[:, None]
-        exp["actuator_gainprm"][np.ix_(ids, act, [0])] = kp[:, :, None]
-        exp["actuator_biasprm"][np.ix_(ids, act, [1])] = -kp[:, :, None]
-        exp["actuator_forcerange"][np.ix_(ids, act)] = (
-            nom["actuator_forcerange"][act][None] * params.torque_scale[:, None, None]
-        )
-        # Masses and inertias feed constants (invweight, subtree mass) that the
-        # contact solver uses; stale ones make light cubes blow up.
-        self.batch.set_const(ids)
-
     def _reset_envs(self, ids: np.ndarray, cube_xy=None, bin_xy=None, yaw=None) -> None:
         """Reset ``ids``; optional arm-frame cube/bin positions override the task's draw."""
         n = len(ids)
         fresh = sample_episode(self.randomization, self.rng, n)
-        for f in fields(fresh):
-            getattr(self.params, f.name)[ids] = getattr(fresh, f.name)
-        self._apply_params(ids, fresh)
+        self.params.assign(ids, fresh)
+        self.twin_model.apply(self._expanded, ids, fresh)
+        self.batch.set_const(ids)
         self.substeps[ids] = self._substeps(fresh.control_hz)
 
         self.batch.reset(ids, stage=mujoco.mjtStage.mjSTAGE_NONE)
@@ -209,7 +183,7 @@ class BatchedEnv:
         start = np.clip(start, robot.JOINT_RANGES[:, 0], robot.JOINT_RANGES[:, 1])
         cube_arm = self.task.sample_cube_xy(self.rng, n) if cube_xy is None else np.asarray(cube_xy)
         cube_arm = np.broadcast_to(cube_arm, (n, 2))
-        half = self._nominal["geom_size"][self._cube_geom, 0] * fresh.cube_size_scale
+        half = fresh.cube_size_m / 2
         drawn = self.rng.uniform(-np.pi / 4, np.pi / 4, n)  # drawn always: same stream
         yaw = drawn if yaw is None else np.broadcast_to(np.asarray(yaw, dtype=float), (n,))
         qpos = self.qpos[ids]
@@ -223,7 +197,7 @@ class BatchedEnv:
         self.qpos[ids] = qpos
         self.qvel[ids] = 0.0
         self.target[ids] = start
-        self.latency_buffer[ids] = start[:, None, :]
+        self.delay.reset(ids, start, fresh.latency_steps)
         ctrl = self.ctrl[ids]
         ctrl[:, self._act] = start
         self.ctrl[ids] = ctrl
@@ -252,16 +226,11 @@ class BatchedEnv:
         if not np.all(np.isfinite(action)):
             bad = np.unique(np.nonzero(~np.isfinite(action))[0]).tolist()
             raise ValueError(f"action contains NaN or inf (envs {bad}); refusing to step")
-        action = np.clip(action, -1.0, 1.0)
-        self.target = np.clip(
-            self.target + action * self.action_scale,
-            robot.JOINT_RANGES[:, 0],
-            robot.JOINT_RANGES[:, 1],
-        )
-        # Latency: the servo receives the target commanded `latency_steps` ago.
-        self.latency_buffer = np.roll(self.latency_buffer, 1, axis=1)
-        self.latency_buffer[:, 0] = self.target
-        applied = self.latency_buffer[np.arange(self.num_envs), self.params.latency_steps]
+        # Policies speak the readings' frame; the servo targets are true angles.
+        offset = self.params.joint_offset
+        desired = decode_action(self.action_mode, action, self.target + offset, self.action_scale)
+        self.target = np.clip(desired - offset, robot.JOINT_RANGES[:, 0], robot.JOINT_RANGES[:, 1])
+        applied = self.delay.push(self.target)
         ctrl = self.ctrl.copy()
         ctrl[:, self._act] = applied
         self.ctrl[:] = ctrl
@@ -285,7 +254,7 @@ class BatchedEnv:
         # remaining dense reward away and teach RL to avoid succeeding.
         terminated = unstable
         truncated = (self.steps >= self.config.episode_steps) & ~terminated
-        self.noise = sample_step(self.randomization, self.rng, self.num_envs)
+        self.noise = sample_step(self.params, self.randomization, self.rng)
         obs = self._observe(state)
         info = {"success": success, "unstable": unstable}
         done = terminated | truncated
@@ -309,26 +278,28 @@ class BatchedEnv:
     def sim_state(self) -> SimState:
         site_xpos = self.batch.bind("site_xpos")
         cube = self.qpos[:, self._cube_qadr : self._cube_qadr + 7]
-        half = self._nominal["geom_size"][self._cube_geom, 0] * self.params.cube_size_scale
         return SimState(
             qpos=self.qpos[:, self._qadr].copy(),
             qvel=self.qvel[:, self._dof].copy(),
-            target=self.latency_buffer[np.arange(self.num_envs), self.params.latency_steps],
+            target=self.delay.applied,
             pinch=site_xpos[:, self._pinch].copy(),
             cube_pos=cube[:, :3].copy(),
             cube_quat=cube[:, 3:].copy(),
             cube_start=self.cube_start.copy(),
             bin_pos=self.bin_pos.copy(),
-            cube_half=half,
+            cube_half=self.params.cube_size_m / 2,
         )
 
     def joint_readings(self) -> np.ndarray:
-        """Joint angles as the policy reads them: true + calibration offset + noise."""
-        offset = self.params.joint_offset + self.reading_bias
-        return self.qpos[:, self._qadr] + offset + self.noise.joint_noise
+        """Joint angles as the policy reads them: true + zero offset + noise."""
+        return self.qpos[:, self._qadr] + self.params.joint_offset + self.noise.joint_noise
+
+    def reading_targets(self) -> np.ndarray:
+        """The current joint targets in the readings' frame (what the policy sees)."""
+        return self.target + self.params.joint_offset
 
     def _observe(self, state: SimState | None = None) -> dict[str, np.ndarray]:
-        targets = self.target + self.params.joint_offset + self.reading_bias
+        targets = self.reading_targets()
         image = self.render() if self.render_images else None
         obs = policy_observation(self.joint_readings(), targets, image)
         if self.privileged:
@@ -354,10 +325,6 @@ class BatchedEnv:
 
     def __exit__(self, *exc):
         self.close()
-
-
-def _has_geom(model: mujoco.MjModel, name: str) -> bool:
-    return mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, name) >= 0
 
 
 def _has_body(model: mujoco.MjModel, name: str) -> bool:

@@ -44,15 +44,12 @@ class EpisodeTracker:
 
     def update(self, state: SimState, cam_pos, cam_mat, fovy_deg: float) -> None:
         self.saw |= cube_in_view(state.cube_pos, cam_pos, cam_mat, fovy_deg)
-        grasped = self.task.grasped(state)
-        success = self.task.success(state)
+        flags = self.task.evaluate(state)
+        grasped, success = flags["grasped"], flags["success"]
         self.success |= success
         lost = self.was_grasped & ~grasped & ~success
         commanded_open = state.target[:, 5] > 0.3
-        if hasattr(self.task, "in_bin"):
-            in_bin = self.task.in_bin(state)
-        else:
-            in_bin = np.zeros(self.n, dtype=bool)
+        in_bin = flags.get("in_bin", np.zeros(self.n, dtype=bool))
         self.released |= lost & commanded_open & ~in_bin
         self.slipped |= lost & ~commanded_open
         self.grasped_once |= grasped
@@ -66,7 +63,7 @@ class EpisodeTracker:
                 out.append(None)
             elif not self.saw[i]:
                 out.append("never saw the cube")
-            elif self.task.name != "Reach" and not self.grasped_once[i]:
+            elif self.task.grasps and not self.grasped_once[i]:
                 out.append("never grasped")
             elif self.released[i]:
                 out.append("released early")

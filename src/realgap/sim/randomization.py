@@ -1,67 +1,82 @@
-"""Domain randomization: a typed, seeded config applied by pure functions.
+"""Domain randomization: a distribution over :class:`~realgap.sim.twin.TwinParams`.
 
-``sample_episode`` draws everything that stays fixed for an episode (masses,
-frictions, offsets, servo gains, latency, camera intrinsics, lighting);
+A ``DomainRandomization`` is a centre (any ``TwinParams``: the nominal twin by
+default, or an arm's measured twin) and widths around it. ``sample_episode``
+draws what stays fixed for an episode (masses, frictions, offsets, servo gains,
+latency, camera mount and intrinsics, tone, lighting) as a :class:`TwinBatch`;
 ``sample_step`` draws what changes every control step (joint-reading noise,
 camera wobble). Both are pure: the same config, generator state and count give
-the same arrays, and a range of width zero gives exactly the nominal value, so
+the same arrays, and a width of zero gives exactly the centre's value, so
 tests can show that a config changes only the fields it names.
 
 Ranges are ``(low, high)`` pairs sampled uniformly; "scale" fields multiply the
-nominal value. The defaults follow the reference visual-RL recipe.
+centre's value, "+-" fields are added to it. The default widths follow the
+reference visual-RL recipe.
 """
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
 
 from realgap.sim.robot import JOINT_NAMES
+from realgap.sim.twin import TwinParams, TwinParamsError, read_toml
 
 Range = tuple[float, float]
 
 
 @dataclass(frozen=True)
 class DomainRandomization:
-    """Randomization widths. ``DomainRandomization.none()`` is the nominal sim."""
+    """A distribution over twins. ``DomainRandomization.none()`` is the nominal sim."""
 
+    centre: TwinParams = field(default_factory=TwinParams)
+    """The twin the ranges are centred on (an arm's measured twin, or the nominal)."""
     cube_mass_scale: Range = (0.5, 2.0)
-    """Multiplies the scene's cube mass."""
+    """Multiplies the centre's cube mass."""
     cube_size_scale: Range = (0.9, 1.1)
     """Multiplies the cube edge length (collision and visual)."""
-    cube_friction: Range = (0.5, 1.2)
-    """Cube sliding friction (absolute)."""
+    cube_friction_scale: Range = (0.5, 1.2)
+    """Multiplies the centre's cube sliding friction."""
     cube_rgb_jitter: float = 0.15
     """Per-channel additive jitter of the cube colour."""
-    finger_friction: Range = (0.6, 1.4)
-    """Jaw pad sliding friction (absolute)."""
+    finger_friction_scale: Range = (0.6, 1.4)
+    """Multiplies the centre's jaw pad sliding friction."""
     joint_offset_deg: float = 2.0
-    """Per-joint zero offset, uniform in +-value, fixed per episode (miscalibration)."""
+    """Per-joint zero offset, uniform in +-value around the centre's, fixed per episode."""
     joint_noise_deg: float = 5.0
-    """Spread of per-step joint-reading noise: Gaussian with std = spread / 2."""
+    """Spread of per-step joint-reading noise: Gaussian with std = spread / 2 (combined
+    with the centre's own reading noise)."""
     kp_scale: Range = (0.6, 1.2)
     """Multiplies every servo's proportional gain."""
+    damping_scale: Range = (1.0, 1.0)
+    """Multiplies the joints' damping."""
+    frictionloss_scale: Range = (1.0, 1.0)
+    """Multiplies the joints' friction loss."""
     torque_scale: Range = (0.7, 1.1)
     """Multiplies every servo's torque cap."""
     latency_steps: tuple[int, int] = (0, 1)
-    """Control steps between a command and the servo receiving it (inclusive range)."""
-    control_hz: Range = (9.0, 11.0)
-    """Control frequency; realised as an integer number of physics substeps."""
+    """Extra control steps of command latency on top of the centre's (inclusive range)."""
+    control_hz_scale: Range = (0.9, 1.1)
+    """Multiplies the control rate; realised as an integer number of physics substeps."""
     camera_pos_wobble_m: float = 0.002
-    """Per-step camera position jitter (std, metres)."""
+    """Per-step camera position jitter around the centre's mount (std, metres)."""
     camera_rot_wobble_deg: float = 1.0
     """Per-step camera rotation jitter (std, degrees)."""
     camera_fov_deg: float = 3.0
-    """Field-of-view offset, uniform in +-value, per episode."""
+    """Field-of-view offset, uniform in +-value around the centre's, per episode."""
     light_scale: Range = (0.7, 1.3)
     """Multiplies the scene light's intensity."""
     exposure_scale: Range = (0.8, 1.25)
-    """Multiplies rendered pixel values (camera exposure/gain)."""
+    """Multiplies the centre's exposure (camera gain)."""
+    gamma_scale: Range = (1.0, 1.0)
+    """Multiplies the centre's tone-response exponent."""
+    black_level: Range = (0.0, 0.0)
+    """Added to the centre's black level."""
     background_grey: Range = (0.0, 0.0)
-    """Floor grey level; (0, 0) keeps the black green-screen, e.g. (0, 0.12) for dark greys."""
+    """Background grey floor: each channel is at least this; (0, 0) keeps the centre's
+    colour (the black green-screen by default), e.g. (0, 0.12) for dark greys."""
     brightness: float = 0.2
     """Colour jitter: additive brightness, uniform in +-value (fraction of full scale)."""
     contrast: float = 0.2
@@ -72,80 +87,111 @@ class DomainRandomization:
     """Colour jitter: hue rotation in +-value turns."""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.centre, TwinParams):
+            raise ValueError(f"randomization.centre: need TwinParams, got {self.centre!r}")
         for f in fields(self):
+            if f.name == "centre":
+                continue
             value = getattr(self, f.name)
             if isinstance(value, tuple):
-                if len(value) != 2 or value[0] > value[1]:
+                if len(value) != 2 or not all(np.isfinite(value)) or value[0] > value[1]:
                     raise ValueError(f"randomization.{f.name}: need [low, high], got {value}")
                 if f.name.endswith("scale") and value[0] <= 0:
                     raise ValueError(f"randomization.{f.name}: scales must be positive")
-            elif value < 0:
+                if f.name == "latency_steps" and value[0] + self.centre.servo.latency_steps < 0:
+                    raise ValueError("randomization.latency_steps: latency cannot go below 0")
+            elif not np.isfinite(value) or value < 0:
                 raise ValueError(f"randomization.{f.name}: must be >= 0, got {value}")
-        if self.control_hz[0] <= 0:
-            raise ValueError("randomization.control_hz: must be positive")
 
     @classmethod
-    def none(cls, control_hz: float = 10.0) -> DomainRandomization:
-        """No randomization: every range collapsed to its nominal value."""
+    def none(cls, centre: TwinParams | None = None) -> DomainRandomization:
+        """No randomization: exactly ``centre`` (the nominal twin by default)."""
         zeros = {f.name: 0.0 for f in fields(cls) if f.type in ("float",)}
+        ones = {f.name: (1.0, 1.0) for f in fields(cls) if f.name.endswith("_scale")}
         return cls(
-            cube_mass_scale=(1.0, 1.0),
-            cube_size_scale=(1.0, 1.0),
-            cube_friction=(1.0, 1.0),
-            finger_friction=(1.0, 1.0),
-            kp_scale=(1.0, 1.0),
-            torque_scale=(1.0, 1.0),
+            centre=centre or TwinParams(),
             latency_steps=(0, 0),
-            control_hz=(control_hz, control_hz),
-            light_scale=(1.0, 1.0),
-            exposure_scale=(1.0, 1.0),
+            black_level=(0.0, 0.0),
             background_grey=(0.0, 0.0),
+            **ones,
             **zeros,
         )
 
+    def centred_on(self, twin: TwinParams) -> DomainRandomization:
+        """The same widths around another twin (a measured arm)."""
+        return replace(self, centre=twin)
+
     @classmethod
     def from_toml(cls, path: str | Path) -> DomainRandomization:
-        """Load from a TOML file; unknown keys and bad values name the key."""
-        data = tomllib.loads(Path(path).read_text())
+        """Load from a TOML file; unknown keys and bad values name the file and key."""
+        data = read_toml(path, TwinParamsError)
         data = data.get("randomization", data)
         return cls.from_dict(data, source=str(path))
 
     @classmethod
     def from_dict(cls, data: dict, source: str = "config") -> DomainRandomization:
-        known = {f.name: f for f in fields(cls)}
-        unknown = sorted(set(data) - set(known))
+        """Widths from a dict; an optional ``centre`` table is a nested TwinParams."""
+        if not isinstance(data, dict):
+            raise TwinParamsError(f"{source}: expected a [randomization] table")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
         if unknown:
-            raise ValueError(f"{source}: unknown randomization keys {unknown}")
+            raise TwinParamsError(f"{source}: unknown randomization keys {unknown}")
         values = {}
         for key, value in data.items():
-            if isinstance(value, list):
+            if key == "centre":
+                value = TwinParams.from_dict(value, source=f"{source}: centre")
+            elif isinstance(value, list):
                 value = tuple(value)
+            elif isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TwinParamsError(f"{source}: {key}: expected a number or [low, high]")
             values[key] = value
-        return replace(cls(), **values)
+        try:
+            return replace(cls(), **values)
+        except (TypeError, ValueError) as error:
+            raise TwinParamsError(f"{source}: {error}") from None
 
 
 @dataclass
-class EpisodeParams:
-    """Per-episode draws for ``n`` envs; every array has leading dimension n."""
+class TwinBatch:
+    """One twin per env for ``n`` envs (every array has leading dimension n), plus the
+    episode's image augmentation (brightness, contrast, saturation, hue)."""
 
-    cube_mass_scale: np.ndarray
-    cube_size_scale: np.ndarray
+    cube_mass_kg: np.ndarray
+    cube_size_m: np.ndarray
     cube_friction: np.ndarray
-    cube_rgb_delta: np.ndarray  # (n, 3)
+    cube_rgb: np.ndarray  # (n, 3)
     finger_friction: np.ndarray
     joint_offset: np.ndarray  # (n, 6) radians
+    joint_noise_std: np.ndarray  # radians
     kp_scale: np.ndarray
+    damping_scale: np.ndarray
+    frictionloss_scale: np.ndarray
     torque_scale: np.ndarray
     latency_steps: np.ndarray  # int
     control_hz: np.ndarray
+    camera_offset: np.ndarray  # (n, 3) metres, gripper frame
+    camera_rotation: np.ndarray  # (n, 3) radians, rotation vector
     camera_fov_delta: np.ndarray  # degrees
-    light_scale: np.ndarray
     exposure_scale: np.ndarray
-    background_grey: np.ndarray
+    gamma: np.ndarray
+    black_level: np.ndarray
+    light_scale: np.ndarray
+    background_rgb: np.ndarray  # (n, 3)
     brightness: np.ndarray
     contrast: np.ndarray
     saturation: np.ndarray
     hue: np.ndarray
+
+    def assign(self, ids: np.ndarray, other: TwinBatch) -> None:
+        """Overwrite rows ``ids`` with ``other``'s rows."""
+        for f in fields(self):
+            getattr(self, f.name)[ids] = getattr(other, f.name)
+
+
+def twin_batch(twin: TwinParams, n: int) -> TwinBatch:
+    """``n`` copies of one twin, without augmentation."""
+    return sample_episode(DomainRandomization.none(twin), np.random.default_rng(0), n)
 
 
 @dataclass
@@ -164,38 +210,76 @@ def _uniform(rng: np.random.Generator, bounds: Range, n: int) -> np.ndarray:
     return low + (high - low) * rng.random(n)
 
 
-def sample_episode(config: DomainRandomization, rng: np.random.Generator, n: int) -> EpisodeParams:
-    """Draw per-episode parameters for ``n`` envs (pure in ``config`` and ``rng`` state)."""
+def sample_episode(config: DomainRandomization, rng: np.random.Generator, n: int) -> TwinBatch:
+    """Draw per-episode twins for ``n`` envs (pure in ``config`` and ``rng`` state)."""
     joints = len(JOINT_NAMES)
+    c = config.centre
     sym = lambda width, *shape: width * (2 * rng.random(shape) - 1)  # noqa: E731
     low_lat, high_lat = config.latency_steps
-    return EpisodeParams(
-        cube_mass_scale=_uniform(rng, config.cube_mass_scale, n),
-        cube_size_scale=_uniform(rng, config.cube_size_scale, n),
-        cube_friction=_uniform(rng, config.cube_friction, n),
-        cube_rgb_delta=sym(config.cube_rgb_jitter, n, 3),
-        finger_friction=_uniform(rng, config.finger_friction, n),
-        joint_offset=np.deg2rad(sym(config.joint_offset_deg, n, joints)),
-        kp_scale=_uniform(rng, config.kp_scale, n),
-        torque_scale=_uniform(rng, config.torque_scale, n),
-        latency_steps=np.floor(_uniform(rng, (low_lat, high_lat + 1 - 1e-9), n)).astype(int),
-        control_hz=_uniform(rng, config.control_hz, n),
-        camera_fov_delta=sym(config.camera_fov_deg, n),
-        light_scale=_uniform(rng, config.light_scale, n),
-        exposure_scale=_uniform(rng, config.exposure_scale, n),
-        background_grey=_uniform(rng, config.background_grey, n),
-        brightness=sym(config.brightness, n),
-        contrast=1 + sym(config.contrast, n),
-        saturation=1 + sym(config.saturation, n),
-        hue=sym(config.hue, n),
+    tile = lambda values: np.tile(np.asarray(values, dtype=float), (n, 1))  # noqa: E731
+    # Draw order is the stream's order: new fields are drawn after the old ones.
+    mass = c.cube.mass_kg * _uniform(rng, config.cube_mass_scale, n)
+    size = c.cube.size_m * _uniform(rng, config.cube_size_scale, n)
+    friction = c.cube.friction * _uniform(rng, config.cube_friction_scale, n)
+    rgb = np.clip(tile(c.cube.color_rgb) + sym(config.cube_rgb_jitter, n, 3), 0.0, 1.0)
+    fingers = c.fingers.friction * _uniform(rng, config.finger_friction_scale, n)
+    offset = c.joint_offsets_rad + np.deg2rad(sym(config.joint_offset_deg, n, joints))
+    kp = c.servo.kp_scale * _uniform(rng, config.kp_scale, n)
+    torque = c.servo.torque_limit_scale * _uniform(rng, config.torque_scale, n)
+    extra = np.floor(_uniform(rng, (low_lat, high_lat + 1 - 1e-9), n)).astype(int)
+    hz = c.control.rate_hz * _uniform(rng, config.control_hz_scale, n)
+    fov = c.camera.fov_deg_delta + sym(config.camera_fov_deg, n)
+    light = c.scene.light_scale * _uniform(rng, config.light_scale, n)
+    exposure = c.camera.exposure_scale * _uniform(rng, config.exposure_scale, n)
+    grey = _uniform(rng, config.background_grey, n)
+    brightness = sym(config.brightness, n)
+    contrast = 1 + sym(config.contrast, n)
+    saturation = 1 + sym(config.saturation, n)
+    hue = sym(config.hue, n)
+    return TwinBatch(
+        cube_mass_kg=mass,
+        cube_size_m=size,
+        cube_friction=friction,
+        cube_rgb=rgb,
+        finger_friction=fingers,
+        joint_offset=offset,
+        joint_noise_std=np.full(
+            n,
+            np.hypot(
+                np.deg2rad(c.joints.reading_noise_deg), np.deg2rad(config.joint_noise_deg / 2)
+            ),
+        ),
+        kp_scale=kp,
+        damping_scale=c.servo.damping_scale * _uniform(rng, config.damping_scale, n),
+        frictionloss_scale=c.servo.frictionloss_scale * _uniform(rng, config.frictionloss_scale, n),
+        torque_scale=torque,
+        latency_steps=c.servo.latency_steps + extra,
+        control_hz=hz,
+        camera_offset=tile(c.camera.offset_m),
+        camera_rotation=np.deg2rad(tile(c.camera.rotation_deg)),
+        camera_fov_delta=fov,
+        exposure_scale=exposure,
+        gamma=c.camera.gamma * _uniform(rng, config.gamma_scale, n),
+        black_level=c.camera.black_level + _uniform(rng, config.black_level, n),
+        light_scale=light,
+        background_rgb=np.maximum(tile(c.camera.background_rgb), grey[:, None]),
+        brightness=brightness,
+        contrast=contrast,
+        saturation=saturation,
+        hue=hue,
     )
 
 
-def sample_step(config: DomainRandomization, rng: np.random.Generator, n: int) -> StepNoise:
-    """Draw per-step noise for ``n`` envs."""
-    joints = len(JOINT_NAMES)
+def max_latency(config: DomainRandomization) -> int:
+    """The most command latency any episode of ``config`` can draw."""
+    return config.centre.servo.latency_steps + config.latency_steps[1]
+
+
+def sample_step(batch: TwinBatch, config: DomainRandomization, rng) -> StepNoise:
+    """Draw per-step noise for the envs of ``batch`` (reading noise from each env's twin)."""
+    joints, n = len(JOINT_NAMES), len(batch.joint_noise_std)
     return StepNoise(
-        joint_noise=np.deg2rad(config.joint_noise_deg / 2) * rng.standard_normal((n, joints)),
+        joint_noise=batch.joint_noise_std[:, None] * rng.standard_normal((n, joints)),
         camera_pos=config.camera_pos_wobble_m * rng.standard_normal((n, 3)),
         camera_rot=np.deg2rad(config.camera_rot_wobble_deg) * rng.standard_normal((n, 3)),
     )

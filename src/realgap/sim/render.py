@@ -4,8 +4,9 @@ One offscreen renderer per env batch draws each env's wrist view at
 ``image_size * render_supersample`` pixels with that env's visual parameters
 (camera wobble and field of view, light, cube and background colours), then
 area-downsamples to the policy resolution and applies exposure and colour
-jitter. Real frames go through the same :func:`postprocess`, so sim and real
-share one image code path.
+jitter. Real frames go through the same :func:`realgap.policy_io.postprocess`,
+so sim and real share one image code path; :func:`set_wrist_camera` is the one
+place a camera mount error is put into a model (twin, fake arm, diagnostics).
 """
 
 from __future__ import annotations
@@ -15,74 +16,33 @@ import copy
 import mujoco
 import numpy as np
 
+from realgap.policy_io import postprocess
 from realgap.sim import robot
+from realgap.sim.randomization import StepNoise, TwinBatch
 from realgap.sim.scene import CUBE, FLOOR
 
 
-def area_downsample(image: np.ndarray, size: int) -> np.ndarray:
-    """Average ``image`` (H, W, C) float down to (size, size, C); H and W multiples of size."""
-    height, width, channels = image.shape
-    if height % size or width % size:
-        raise ValueError(f"cannot area-downsample {height}x{width} to {size}x{size}")
-    return image.reshape(size, height // size, size, width // size, channels).mean(axis=(1, 3))
-
-
-def _hue_rotation(turns: float) -> np.ndarray:
-    """RGB -> RGB matrix rotating hue by ``turns`` (in YIQ space)."""
-    to_yiq = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.322], [0.211, -0.523, 0.312]])
-    angle = 2 * np.pi * turns
-    rotate = np.array(
-        [[1, 0, 0], [0, np.cos(angle), -np.sin(angle)], [0, np.sin(angle), np.cos(angle)]]
-    )
-    return np.linalg.inv(to_yiq) @ rotate @ to_yiq
-
-
-def postprocess(
-    image: np.ndarray,
-    size: int,
-    exposure: float = 1.0,
-    brightness: float = 0.0,
-    contrast: float = 1.0,
-    saturation: float = 1.0,
-    hue: float = 0.0,
-) -> np.ndarray:
-    """uint8 (H, W, 3) at any multiple of ``size`` -> uint8 (size, size, 3) policy image."""
-    pixels = area_downsample(image.astype(np.float32) / 255.0, size)
-    pixels = pixels * exposure
-    if hue:
-        pixels = pixels @ _hue_rotation(hue).T.astype(np.float32)
-    if saturation != 1.0:
-        grey = pixels.mean(axis=-1, keepdims=True)
-        pixels = grey + saturation * (pixels - grey)
-    if contrast != 1.0:
-        pixels = pixels.mean() + contrast * (pixels - pixels.mean())
-    pixels = pixels + brightness
-    return (np.clip(pixels, 0.0, 1.0) * 255.0 + 0.5).astype(np.uint8)
-
-
-def camera_to_policy(frame: np.ndarray, size: int) -> np.ndarray:
-    """Any camera frame uint8 (H, W, 3) -> policy image uint8 (size, size, 3).
-
-    Centre-crops to a square whose side is a multiple of ``size`` (the square
-    keeps the vertical field of view the twin renders with), then goes through
-    the same :func:`postprocess` as every simulated frame.
-    """
-    height, width = frame.shape[:2]
-    side = (min(height, width) // size) * size
-    if side == 0:
-        raise ValueError(
-            f"camera frame {height}x{width} is smaller than the policy's {size}x{size}"
-        )
-    top, left = (height - side) // 2, (width - side) // 2
-    return postprocess(frame[top : top + side, left : left + side], size)
-
-
-def _small_rotation_quat(rotvec: np.ndarray) -> np.ndarray:
+def small_rotation_quat(rotvec: np.ndarray) -> np.ndarray:
+    """Unit quaternion of a rotation vector (radians)."""
+    rotvec = np.asarray(rotvec, dtype=float)
     quat = np.zeros(4)
     mujoco.mju_axisAngle2Quat(
         quat, rotvec / (np.linalg.norm(rotvec) + 1e-12), float(np.linalg.norm(rotvec))
     )
     return quat
+
+
+def set_wrist_camera(
+    model: mujoco.MjModel, camera: int, nominal: dict, offset_m, rotation_rad, fov_delta_deg
+) -> None:
+    """Put camera ``camera`` at its ``nominal`` pose (``cam_pos``, ``cam_quat``,
+    ``cam_fovy``) moved by ``offset_m`` (gripper frame), rotated by the rotation
+    vector ``rotation_rad`` (camera frame), with the field of view widened."""
+    model.cam_pos[camera] = nominal["cam_pos"] + np.asarray(offset_m, dtype=float)
+    quat = np.zeros(4)
+    mujoco.mju_mulQuat(quat, nominal["cam_quat"], small_rotation_quat(rotation_rad))
+    model.cam_quat[camera] = quat
+    model.cam_fovy[camera] = nominal["cam_fovy"] + float(fov_delta_deg)
 
 
 class WristRenderer:
@@ -124,31 +84,35 @@ class WristRenderer:
         self.renderer.update_scene(self.data, camera=self.camera if camera is None else camera)
         return self.renderer.render()
 
-    def render(self, qpos, mocap_pos, params, noise, index: int) -> np.ndarray:
-        """Policy image of env ``index`` with its randomized visuals applied."""
+    def apply_twin(self, twin: TwinBatch, index: int, noise: StepNoise | None = None) -> None:
+        """Put env ``index``'s visual twin (and this step's camera wobble) into the model."""
         m, nominal, i = self.model, self.nominal, index
-        m.cam_pos[self.camera] = nominal["cam_pos"] + noise.camera_pos[i]
-        quat = np.zeros(4)
-        mujoco.mju_mulQuat(quat, nominal["cam_quat"], _small_rotation_quat(noise.camera_rot[i]))
-        m.cam_quat[self.camera] = quat
-        m.cam_fovy[self.camera] = nominal["cam_fovy"] + params.camera_fov_delta[i]
-        m.light_diffuse[:] = nominal["light_diffuse"] * params.light_scale[i]
-        rgba = nominal["cube_rgba"].copy()
-        rgba[:3] = np.clip(rgba[:3] + params.cube_rgb_delta[i], 0, 1)
-        m.geom_rgba[self.cube_geom] = rgba
-        m.geom_size[self.cube_geom] = nominal["cube_size"] * params.cube_size_scale[i]
-        floor = nominal["floor_rgba"].copy()
-        floor[:3] = np.maximum(floor[:3], params.background_grey[i])
-        m.geom_rgba[self.floor_geom] = floor
+        # The mount error is fixed for the episode; the wobble is drawn every step.
+        rotation, offset = twin.camera_rotation[i], twin.camera_offset[i]
+        if noise is not None:
+            rotation, offset = rotation + noise.camera_rot[i], offset + noise.camera_pos[i]
+        set_wrist_camera(m, self.camera, nominal, offset, rotation, twin.camera_fov_delta[i])
+        m.light_diffuse[:] = nominal["light_diffuse"] * twin.light_scale[i]
+        m.geom_rgba[self.cube_geom, :3] = twin.cube_rgb[i]
+        m.geom_size[self.cube_geom] = twin.cube_size_m[i] / 2  # a box: three half edges
+        m.geom_rgba[self.floor_geom, :3] = twin.background_rgb[i]
+        m.vis.rgba.haze[:3] = twin.background_rgb[i]
+
+    def render(self, qpos, mocap_pos, twin: TwinBatch, noise: StepNoise, index: int) -> np.ndarray:
+        """Policy image of env ``index`` with its twin's visuals and this step's wobble."""
+        i = index
+        self.apply_twin(twin, i, noise)
         raw = self.render_raw(qpos, mocap_pos)
         return postprocess(
             raw,
             self.image_size,
-            exposure=params.exposure_scale[i],
-            brightness=params.brightness[i],
-            contrast=params.contrast[i],
-            saturation=params.saturation[i],
-            hue=params.hue[i],
+            exposure=twin.exposure_scale[i],
+            brightness=twin.brightness[i],
+            contrast=twin.contrast[i],
+            saturation=twin.saturation[i],
+            hue=twin.hue[i],
+            gamma=twin.gamma[i],
+            black_level=twin.black_level[i],
         )
 
     def close(self) -> None:

@@ -86,7 +86,7 @@ class ScriptedController:
         # falls through to phases 0/1 with the jaws open, which retries the grasp.
         phase[commanded_closed & near & jaw_busy] = 2
         phase[grasped] = 3
-        if task.name == "PlaceCube":
+        if task.has_bin:
             to_bin = np.abs(state.pinch[:, :2] - state.bin_pos[:, :2])
             over_bin = np.linalg.norm(to_bin, axis=1) < 0.025
             phase[grasped & over_bin & (state.pinch[:, 2] > 0.065)] = 4
@@ -97,13 +97,13 @@ class ScriptedController:
                 axis=1,
             )
             phase[cube_over_bin & ~grasped & (phase < 3)] = 4
-        if task.name == "Reach":
+        if not task.grasps:
             phase = np.minimum(phase, 1)
         return phase
 
     def act(self) -> np.ndarray:
         """Actions for the current state of every env (see :meth:`phases`)."""
-        env, task = self.env, self.env.task.name
+        env, task = self.env, self.env.task
         state = env.sim_state()
         cube = state.cube_pos
         yaw = 2 * np.arctan2(state.cube_quat[:, 3], state.cube_quat[:, 0])
@@ -111,11 +111,11 @@ class ScriptedController:
         # sweeps wide, and would land on the cube's top edge.
         xaxis = env.batch.bind("xmat")[:, self.gripper_body].reshape(-1, 3, 3)[:, :, 0]
         grasp_point = cube - self.jaw_bias_m * xaxis * [1, 1, 0]
-        hover = grasp_point + [0, 0, self.hover_m / 2 if task == "Reach" else self.hover_m]
+        hover = grasp_point + [0, 0, self.hover_m if task.grasps else self.hover_m / 2]
         phase = self.phases(state, grasp_point, hover)
 
         goals = {0: hover, 1: grasp_point, 2: grasp_point, 3: cube + [0, 0, self.lift_m]}
-        if task == "PlaceCube":
+        if task.has_bin:
             goals[4] = state.bin_pos + [0, 0, 0.08]
             # Lift straight up before carrying, so the cube clears the bin's walls.
             low = (state.pinch[:, 2] < 0.06)[:, None]
@@ -124,7 +124,7 @@ class ScriptedController:
         for number, target in goals.items():
             goal = np.where((phase == number)[:, None], target, goal)
         grip = np.full(env.num_envs, OPEN)
-        if task != "Reach":
+        if task.grasps:
             grip = np.where((phase == 2) | (phase == 3), CLOSED, grip)
         desired = np.column_stack([self.ik_targets(state, goal, roll_to=yaw), grip])
         # Actions are deltas on the commanded targets (not the delayed ones the

@@ -12,6 +12,20 @@ from realgap.policy.checkpoint import save_policy
 from realgap.policy.contract import PolicyContract
 from realgap.policy.networks import VisualPolicy, parameter_count
 from realgap.sim.batched_env import BatchedEnv
+from realgap.sim.calibration import load_twin
+from realgap.sim.randomization import DomainRandomization
+from realgap.sim.twin import TwinParams
+
+
+def training_worlds(args) -> tuple[DomainRandomization | None, TwinParams | None]:
+    """The randomization and the twin it is centred on, from a recipe's ``Args``
+    (``randomize``, ``randomization`` file, ``twin`` file); None means nominal."""
+    twin = load_twin(args.twin) if args.twin else None
+    if not args.randomize:
+        return None, twin
+    if args.randomization:
+        return DomainRandomization.from_toml(args.randomization), twin
+    return DomainRandomization(), twin
 
 
 def evaluate(env: BatchedEnv, act, episodes: int, seed: int) -> float:

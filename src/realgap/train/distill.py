@@ -28,9 +28,9 @@ from rich.progress import Progress
 
 from realgap.policy.networks import StateTeacher, VisualPolicy
 from realgap.sim.batched_env import BatchedEnv
-from realgap.sim.randomization import DomainRandomization
 from realgap.sim.scripted import ScriptedController
-from realgap.train.common import evaluate, finish_run, policy_actor
+from realgap.sim.tasks import make_task
+from realgap.train.common import evaluate, finish_run, policy_actor, training_worlds
 
 
 @dataclass
@@ -42,7 +42,12 @@ class Args:
     seed: int = 0
     """Seed for envs and torch."""
     randomize: bool = True
-    """Train under the default domain randomization (False: nominal sim)."""
+    """Train under domain randomization (False: exactly the twin, no randomization)."""
+    randomization: str | None = None
+    """A randomization TOML (``[randomization]`` widths); None: the default widths."""
+    twin: str | None = None
+    """The twin to train in: a calibration.json or a TwinParams TOML. The randomization
+    is centred on it and evaluation runs in it; None: the nominal twin."""
     num_envs: int = 64
     """Parallel envs for teacher PPO."""
     teacher_steps: int = 150_000
@@ -88,20 +93,25 @@ class Args:
     """Free-form notes stored in config.json."""
 
 
-TASK_DEFAULTS = {
-    "Reach": {"teacher_steps": 200_000, "dagger_rounds": 14, "dagger_steps": 60},
-    "PickCube": {"teacher_steps": 2_000_000, "dagger_rounds": 20, "dagger_steps": 60},
-    # A PPO teacher never learned to release in the bin (0% after 2.5M steps; with
-    # warm starts from the expert it peaked near 75% and drifted): the student learns
-    # from the privileged scripted expert instead (docs/training.md has the figures).
-    "PlaceCube": {"teacher": "scripted", "dagger_rounds": 24, "dagger_steps": 80},
+QUICK = {
+    "teacher_steps": 40_960,
+    "num_envs": 64,
+    "rollout_steps": 32,
+    "dagger_rounds": 3,
+    "dagger_steps": 40,
+    "student_envs": 16,
+    "eval_episodes": 16,
+    "student_epochs": 4,
+    "eval_every": 10,
 }
-"""Per-task training lengths used by ``realgap train`` and benchmarks/bench_train.py."""
+"""Overrides for a tiny run (seconds): smoke tests and ``--quick``; not a useful policy."""
 
 
 def args_for_task(task: str, **overrides) -> Args:
-    """``Args`` with the task's default training lengths, then ``overrides``."""
-    return Args(task=task, **{**TASK_DEFAULTS.get(task, {}), **overrides})
+    """``Args`` with the task's own training defaults (``Task.train_defaults``), then
+    ``overrides``: what ``realgap train`` and benchmarks/bench_train.py both use."""
+    defaults = make_task(task).train_defaults.get("distill", {})
+    return Args(task=task, **{**defaults, **overrides})
 
 
 def _teacher_obs(obs: dict) -> torch.Tensor:
@@ -109,16 +119,19 @@ def _teacher_obs(obs: dict) -> torch.Tensor:
 
 
 def train_teacher(args: Args, log) -> StateTeacher:
-    randomization = DomainRandomization() if args.randomize else None
+    randomization, twin = training_worlds(args)
     env = BatchedEnv(
         args.task,
         args.num_envs,
         randomization=randomization,
+        twin=twin,
         render=False,
         privileged=True,
         seed=args.seed,
     )
-    eval_env = BatchedEnv(args.task, 32, render=False, privileged=True, seed=args.seed + 1)
+    eval_env = BatchedEnv(
+        args.task, 32, twin=twin, render=False, privileged=True, seed=args.seed + 1
+    )
     obs, _ = env.reset(seed=args.seed)
     teacher = StateTeacher(_teacher_obs(obs).shape[1])
     optimizer = torch.optim.Adam(teacher.parameters(), lr=args.teacher_lr, eps=1e-5)
@@ -216,11 +229,12 @@ def train_teacher(args: Args, log) -> StateTeacher:
 
 def train_student(args: Args, teacher: StateTeacher | None, log) -> tuple[VisualPolicy, BatchedEnv]:
     """DAgger the visual student from ``teacher`` (None: the scripted expert)."""
-    randomization = DomainRandomization() if args.randomize else None
+    randomization, twin = training_worlds(args)
     env = BatchedEnv(
         args.task,
         args.student_envs,
         randomization=randomization,
+        twin=twin,
         render=True,
         privileged=True,
         seed=args.seed + 2,
@@ -234,7 +248,7 @@ def train_student(args: Args, teacher: StateTeacher | None, log) -> tuple[Visual
     optimizer = torch.optim.Adam(student.parameters(), lr=args.student_lr)
     images, states, labels = [], [], []
     obs, _ = env.reset(seed=args.seed + 2)
-    nominal = BatchedEnv(args.task, 32, render=True, seed=args.seed + 3)
+    nominal = BatchedEnv(args.task, 32, twin=twin, render=True, seed=args.seed + 3)
     with Progress(disable=not args.progress, transient=True) as progress:
         bar = progress.add_task("student (DAgger)", total=args.dagger_rounds)
         for round_index in range(args.dagger_rounds):

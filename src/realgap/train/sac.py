@@ -30,8 +30,7 @@ from torch import nn
 
 from realgap.policy.networks import ImageEncoder, RunningNorm, VisualPolicy, mlp
 from realgap.sim.batched_env import BatchedEnv
-from realgap.sim.randomization import DomainRandomization
-from realgap.train.common import evaluate, finish_run, policy_actor
+from realgap.train.common import evaluate, finish_run, policy_actor, training_worlds
 
 
 @dataclass
@@ -43,7 +42,12 @@ class Args:
     seed: int = 0
     """Seed for envs and torch."""
     randomize: bool = True
-    """Train under the default domain randomization."""
+    """Train under domain randomization (False: exactly the twin, no randomization)."""
+    randomization: str | None = None
+    """A randomization TOML (``[randomization]`` widths); None: the default widths."""
+    twin: str | None = None
+    """The twin to train in: a calibration.json or a TwinParams TOML. The randomization
+    is centred on it and evaluation runs in it; None: the nominal twin."""
     num_envs: int = 1024
     """Parallel envs (the published default; use ~32-64 on a CPU)."""
     total_steps: int = 2_000_000
@@ -76,6 +80,17 @@ class Args:
     """Episodes per evaluation."""
     progress: bool = True
     """Show a progress bar."""
+
+
+QUICK = {
+    "num_envs": 8,
+    "total_steps": 1_600,
+    "learning_starts": 400,
+    "batch_size": 64,
+    "eval_every": 100,
+    "eval_episodes": 8,
+}
+"""Overrides for a tiny run (seconds): smoke tests and ``--quick``; not a useful policy."""
 
 
 class Critic(nn.Module):
@@ -192,9 +207,11 @@ def main(args: Args) -> dict:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps({"recipe": "sac", **asdict(args)}, indent=2))
-    randomization = DomainRandomization() if args.randomize else None
-    env = BatchedEnv(args.task, args.num_envs, randomization=randomization, seed=args.seed)
-    nominal = BatchedEnv(args.task, min(32, args.eval_episodes), seed=args.seed + 1)
+    randomization, twin = training_worlds(args)
+    env = BatchedEnv(
+        args.task, args.num_envs, randomization=randomization, twin=twin, seed=args.seed
+    )
+    nominal = BatchedEnv(args.task, min(32, args.eval_episodes), twin=twin, seed=args.seed + 1)
     size = env.config.image_size
     critic, critic_target = Critic(size, args.atoms), Critic(size, args.atoms)
     critic_target.load_state_dict(critic.state_dict())

@@ -26,6 +26,11 @@ def make_task(name: str, config: TaskConfig | None = None) -> Task:
     return cls(config)
 
 
+def task_for_instruction(text: str) -> str | None:
+    """The task whose instruction is ``text`` (how a dataset names its task), or None."""
+    return next((name for name, cls in TASKS.items() if cls.instruction == text), None)
+
+
 __all__ = [
     "TASKS",
     "PickCube",
@@ -38,4 +43,5 @@ __all__ = [
     "Task",
     "TaskConfig",
     "make_task",
+    "task_for_instruction",
 ]

@@ -7,7 +7,8 @@ The env (:mod:`realgap.sim.batched_env`) owns the physics and the camera.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
 import numpy as np
 
@@ -69,11 +70,23 @@ class SimState:
 
 
 class Task:
-    """Base class; subclasses set ``name``, ``config_type`` and the three task functions."""
+    """Base class. A task owns everything known about it: its config and reset
+    placement (``sample_cube_xy``, ``sample_bin_xy``), reward, success and the
+    diagnostic flags of :meth:`evaluate`, the instruction text stored with
+    demonstrations, and its training defaults per recipe. Nothing outside
+    ``realgap.sim.tasks`` asks a task for its name to decide what to do."""
 
     name = "Task"
     config_type = TaskConfig
     has_bin = False
+    """The scene has a bin (the cube must end up in it)."""
+    grasps = True
+    """Success needs the cube held at some point (False for Reach)."""
+    instruction = ""
+    """What the task asks, in words (LeRobot datasets store it with every frame)."""
+    train_defaults: ClassVar[dict[str, dict]] = {}
+    """Recipe name -> its ``Args`` fields for this task (``realgap train`` and the
+    benchmarks read them from here)."""
 
     def __init__(self, config: TaskConfig | None = None):
         self.config = config or self.config_type()
@@ -81,10 +94,13 @@ class Task:
     def scene_config(self) -> SceneConfig:
         scene = self.config.scene
         if self.has_bin and not scene.with_bin:
-            from dataclasses import replace
-
             scene = replace(scene, with_bin=True)
         return scene
+
+    def evaluate(self, state: SimState) -> dict[str, np.ndarray]:
+        """``success`` plus diagnostic flags, one bool array (n,) each (ManiSkill style):
+        ``grasped`` always; tasks add their own (``lifted``, ``in_bin``...)."""
+        return {"success": self.success(state), "grasped": self.grasped(state)}
 
     def sample_cube_xy(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Cube reset positions in the arm frame, (n, 2)."""

@@ -10,6 +10,7 @@ Success: cube grasped and at least ``lift_m`` above its start height.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -25,6 +26,10 @@ class PickCubeConfig(TaskConfig):
 class PickCube(Task):
     name = "PickCube"
     config_type = PickCubeConfig
+    instruction = "pick up the cube"
+    train_defaults: ClassVar[dict[str, dict]] = {
+        "distill": {"teacher_steps": 2_000_000, "dagger_rounds": 20, "dagger_steps": 60},
+    }
 
     def lift(self, state: SimState) -> np.ndarray:
         return state.cube_pos[:, 2] - state.cube_start[:, 2]
@@ -37,3 +42,6 @@ class PickCube(Task):
 
     def success(self, state: SimState) -> np.ndarray:
         return self.grasped(state) & (self.lift(state) >= self.config.lift_m)
+
+    def evaluate(self, state: SimState) -> dict[str, np.ndarray]:
+        return {**super().evaluate(state), "lifted": self.lift(state) >= self.config.lift_m}

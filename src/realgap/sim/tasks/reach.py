@@ -10,6 +10,7 @@ Success: pinch point within ``success_radius_m`` of the cube centre.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -25,6 +26,11 @@ class ReachConfig(TaskConfig):
 class Reach(Task):
     name = "Reach"
     config_type = ReachConfig
+    grasps = False
+    instruction = "bring the gripper to the cube"
+    train_defaults: ClassVar[dict[str, dict]] = {
+        "distill": {"teacher_steps": 200_000, "dagger_rounds": 14, "dagger_steps": 60},
+    }
 
     def reward(self, state: SimState) -> np.ndarray:
         distance = reach_distance(state)
@@ -32,3 +38,6 @@ class Reach(Task):
 
     def success(self, state: SimState) -> np.ndarray:
         return reach_distance(state) < self.config.success_radius_m
+
+    def evaluate(self, state: SimState) -> dict[str, np.ndarray]:
+        return {**super().evaluate(state), "near": reach_distance(state) < 0.05}

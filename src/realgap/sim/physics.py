@@ -1,0 +1,114 @@
+"""A twin's physics on a MuJoCo model, and the servos' command latency.
+
+:func:`apply_physics` writes a :class:`~realgap.sim.randomization.TwinBatch`
+into model rows -- the batched env's per-env arrays, or a single ``MjModel``
+seen as one row -- so the batched twin, the fake arm and servo identification
+cannot disagree about what "stiffness x0.6" or "a 9 g cube" means.
+:class:`CommandDelay` is the one latency line they all use: a servo acts on the
+goal written ``latency`` writes ago.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from realgap.sim.randomization import TwinBatch
+from realgap.sim.scene import CUBE, joint_ids
+
+PHYSICS_FIELDS = (
+    "body_mass",
+    "body_inertia",
+    "geom_friction",
+    "geom_size",
+    "actuator_gainprm",
+    "actuator_biasprm",
+    "actuator_forcerange",
+    "dof_damping",
+    "dof_frictionloss",
+)
+"""Model arrays a twin changes."""
+
+PAD_GEOMS = ("fixed_jaw", "moving_jaw")
+
+
+class TwinModel:
+    """Where a twin's values go in one compiled scene, and that scene's nominal values."""
+
+    def __init__(self, model: mujoco.MjModel):
+        ids = joint_ids(model)
+        self.dof, self.act = ids["dof"], ids["actuator"]
+        self.cube_body = model.body(CUBE).id
+        self.cube_geom = model.geom(CUBE).id
+        self.pads = [
+            model.geom(name).id
+            for name in PAD_GEOMS
+            if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, name) >= 0
+        ]
+        self.nominal = {name: getattr(model, name).copy() for name in PHYSICS_FIELDS}
+
+    @staticmethod
+    def single_row(model: mujoco.MjModel) -> dict[str, np.ndarray]:
+        """A single model's arrays as one row (views: writes reach the model)."""
+        return {name: getattr(model, name)[None] for name in PHYSICS_FIELDS}
+
+    def apply(self, rows: dict[str, np.ndarray], ids: np.ndarray, twin: TwinBatch) -> None:
+        """Write ``twin`` (len(ids) rows) into ``rows[name][ids]``. Callers then recompute
+        the model's derived constants (``set_const`` / ``mj_setConst``): stale ones make
+        light cubes blow up."""
+        nom, body, geom, act, dof = self.nominal, self.cube_body, self.cube_geom, self.act, self.dof
+        mass_scale = twin.cube_mass_kg / nom["body_mass"][body]
+        size_scale = twin.cube_size_m / (2 * nom["geom_size"][geom, 0])
+        rows["body_mass"][ids, body] = twin.cube_mass_kg
+        rows["body_inertia"][ids, body] = (
+            nom["body_inertia"][body] * (mass_scale * size_scale**2)[:, None]
+        )
+        rows["geom_size"][ids, geom] = nom["geom_size"][geom] * size_scale[:, None]
+        rows["geom_friction"][ids, geom, 0] = twin.cube_friction
+        for pad in self.pads:
+            rows["geom_friction"][ids, pad, 0] = twin.finger_friction
+        kp = nom["actuator_gainprm"][act, 0][None, :] * twin.kp_scale[:, None]
+        rows["actuator_gainprm"][np.ix_(ids, act, [0])] = kp[:, :, None]
+        rows["actuator_biasprm"][np.ix_(ids, act, [1])] = -kp[:, :, None]
+        rows["actuator_forcerange"][np.ix_(ids, act)] = (
+            nom["actuator_forcerange"][act][None] * twin.torque_scale[:, None, None]
+        )
+        rows["dof_damping"][np.ix_(ids, dof)] = (
+            nom["dof_damping"][dof][None] * (twin.damping_scale[:, None])
+        )
+        rows["dof_frictionloss"][np.ix_(ids, dof)] = (
+            nom["dof_frictionloss"][dof][None] * (twin.frictionloss_scale[:, None])
+        )
+
+
+class CommandDelay:
+    """Per-env command latency: ``push`` stores the newest goals and returns, for each
+    env, the goals written ``latency[env]`` pushes ago (what its servos act on)."""
+
+    def __init__(self, latency, start: np.ndarray, capacity: int | None = None):
+        start = np.atleast_2d(np.asarray(start, dtype=float))
+        self.latency = np.broadcast_to(np.asarray(latency, dtype=int), (len(start),)).copy()
+        if (self.latency < 0).any():
+            raise ValueError("latency must be >= 0")
+        slots = max(int(self.latency.max()), capacity or 0) + 1
+        # Slot k holds the goals pushed k pushes ago.
+        self.slots = np.repeat(start[:, None, :], slots, axis=1)
+
+    def reset(self, ids, value, latency=None) -> None:
+        """Fill envs ``ids`` with ``value`` (as if held for ever), optionally new latencies."""
+        if latency is not None:
+            latency = np.asarray(latency, dtype=int)
+            if (latency >= self.slots.shape[1]).any():
+                raise ValueError(f"latency {latency.max()} beyond capacity")
+            self.latency[ids] = latency
+        self.slots[ids] = np.asarray(value, dtype=float)[..., None, :]
+
+    def push(self, goals: np.ndarray) -> np.ndarray:
+        self.slots = np.roll(self.slots, 1, axis=1)
+        self.slots[:, 0] = goals
+        return self.applied
+
+    @property
+    def applied(self) -> np.ndarray:
+        """The goals each env's servos act on now."""
+        return self.slots[np.arange(len(self.slots)), self.latency]
