@@ -20,6 +20,17 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from realgap.bridge.camera_lock import lock_camera
+from realgap.bridge.env import DeployConfig
+from realgap.bridge.worlds import at_start_pose, open_fake_world
+from realgap.eval.layout import load_layout
+from realgap.eval.matched import evaluate
+from realgap.eval.stats import difference
+from realgap.policy.onnx_policy import export_onnx, measure_latency
+from realgap.report.html import build_report
+from realgap.runtime import configure_torch_threads
+from realgap.train import distill
+
 
 @dataclass(frozen=True)
 class DemoConfig:
@@ -41,16 +52,6 @@ QUICK_TRIALS = 13
 
 
 def run_demo(config: DemoConfig, console: Console | None = None) -> dict:
-    from realgap.bridge.camera_lock import lock_camera
-    from realgap.bridge.env import DeployConfig
-    from realgap.bridge.worlds import at_start_pose, open_fake_world
-    from realgap.eval.layout import load_layout
-    from realgap.eval.matched import evaluate
-    from realgap.eval.stats import difference
-    from realgap.policy.onnx_policy import export_onnx, measure_latency
-    from realgap.report.html import build_report
-    from realgap.runtime import configure_torch_threads
-    from realgap.train import distill
 
     console = console or Console()
     started = time.perf_counter()

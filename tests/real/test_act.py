@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("lerobot", reason="needs the `real` extra (LeRobot, Python >= 3.12)")
 
-from realgap.bridge.deploy import load_runtime_policy, run_session
+from realgap.bridge.deploy import run_session
 from realgap.bridge.env import DeployConfig
 from realgap.bridge.worlds import Spot, open_fake_world
 from realgap.cli import main
@@ -16,6 +16,7 @@ from realgap.eval.layout import load_layout
 from realgap.eval.matched import evaluate
 from realgap.imitate.act import ACTRunner
 from realgap.imitate.demos import record_sim_demos
+from realgap.policy.loaders import load_runtime_policy
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,12 @@ def _imports(tree):
     """Every ``realgap`` import anywhere in the file, lazy ones (inside functions) too."""
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("realgap"):
-            yield node.module, [alias.name for alias in node.names], node.lineno
+            names = [alias.name for alias in node.names]
+            if node.module == "realgap":  # `from realgap import runs` imports a module
+                for name in names:
+                    yield f"realgap.{name}", [], node.lineno
+            else:
+                yield node.module, names, node.lineno
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("realgap"):

@@ -11,7 +11,6 @@ time) is measured and reported.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from realgap import runs
 from realgap.bridge.camera_lock import load_lock
 from realgap.bridge.env import DeployConfig, RealWorldEnv
 from realgap.bridge.estimate import TwinEstimator
@@ -32,6 +32,7 @@ from realgap.bridge.safety import (
 from realgap.bridge.worlds import Spot, World
 from realgap.policy.contract import ContractMismatch, PolicyContract
 from realgap.policy.loaders import load_runtime_policy
+from realgap.runs import RunFolder, episode_file
 from realgap.sim.failures import EpisodeTracker
 from realgap.sim.tasks import make_task
 
@@ -175,7 +176,7 @@ def run_session(
                 recorder = EpisodeRecorder(
                     {"task": contract.task, "world": world.name, "spot": asdict(spot)}
                 )
-                path = out / f"episode_{index:03d}.npz" if out else None
+                path = episode_file(out, index) if out else None
                 try:
                     outcome = run_episode(env, world, policy, spot, steps, timing, recorder)
                 except BaseException as error:
@@ -223,6 +224,5 @@ def run_session(
         "stopped": stopped,
     }
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "deploy.json").write_text(json.dumps(summary, indent=2, default=str))
+        RunFolder(out).write_json(runs.DEPLOY, summary)
     return summary

@@ -41,6 +41,8 @@ import tty
 
 import numpy as np
 
+from realgap.sim import robot
+
 TICKS_PER_TURN = 4096
 MODEL_NUMBER = 777
 INST_PING, INST_READ, INST_WRITE, INST_REG_WRITE, INST_ACTION = 1, 2, 3, 4, 5
@@ -157,7 +159,6 @@ class FakeWorldServos(ServoPhysics):
         return mins, maxs, offsets
 
     def _rad_to_present(self, rad, mins, maxs):
-        from realgap.sim import robot
 
         low, high = robot.JOINT_RANGES[:, 0], robot.JOINT_RANGES[:, 1]
         body = (mins + maxs) / 2 + rad * (TICKS_PER_TURN - 1) / (2 * np.pi)
@@ -165,7 +166,6 @@ class FakeWorldServos(ServoPhysics):
         return np.where(np.arange(len(rad)) == 5, gripper, body)
 
     def _present_to_rad(self, present, mins, maxs):
-        from realgap.sim import robot
 
         low, high = robot.JOINT_RANGES[:, 0], robot.JOINT_RANGES[:, 1]
         body = (present - (mins + maxs) / 2) * 2 * np.pi / (TICKS_PER_TURN - 1)

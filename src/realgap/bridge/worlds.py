@@ -15,8 +15,12 @@ from typing import Literal
 
 import numpy as np
 
+from realgap.bridge.fake import FakeArm, FakeCamera, FakeWorld
 from realgap.bridge.interfaces import Arm, Camera, Clock, VirtualClock
+from realgap.bridge.lerobot_arm import LeRobotArm
+from realgap.bridge.opencv_camera import OpenCVCamera
 from realgap.bridge.profile import RealityProfile, load_profile
+from realgap.bridge.safety import SafeArm
 from realgap.sim import robot
 
 
@@ -68,7 +72,6 @@ class World:
 def at_start_pose(world: World) -> Iterator:
     """Camera connected, torque on without a jump, the arm at the start pose -- where
     camera locks and checks are defined -- then torque off and the camera released."""
-    from realgap.bridge.safety import SafeArm
 
     world.camera.connect()
     try:
@@ -89,7 +92,6 @@ def open_fake_world(
 ) -> World:
     """A fake arm with a hidden reality profile (virtual time unless ``realtime``);
     ``operator_s`` of virtual time pass while the "operator" resets each episode."""
-    from realgap.bridge.fake import FakeArm, FakeCamera, FakeWorld
 
     if not isinstance(profile, RealityProfile):
         profile = load_profile(profile)
@@ -139,8 +141,6 @@ def open_real_world(
     ask: Callable[[str], str] = input,
 ) -> World:
     """The real SO-101 through LeRobot, with an OpenCV wrist camera."""
-    from realgap.bridge.lerobot_arm import LeRobotArm
-    from realgap.bridge.opencv_camera import OpenCVCamera
 
     arm = LeRobotArm(port=port, robot_id=robot_id, calibration_dir=calibration_dir)
     camera = OpenCVCamera(camera_index)

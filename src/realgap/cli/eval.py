@@ -7,6 +7,7 @@ from pathlib import Path
 
 from realgap.cli.deploy import add_world_arguments
 from realgap.sim.calibration import Calibration, load_twin
+from realgap.sim.randomization import DomainRandomization
 
 
 def register(subparsers) -> None:
@@ -25,6 +26,11 @@ def register(subparsers) -> None:
         "--twin",
         type=Path,
         help="sim: evaluate in this twin (a calibration.json or a TwinParams TOML, docs/twin.md)",
+    )
+    parser.add_argument(
+        "--randomization",
+        type=Path,
+        help="sim: evaluate under this randomization TOML (widths around the twin)",
     )
     parser.add_argument("--json", type=Path, help="write the result here")
     parser.add_argument("--out", type=Path, help="folder for recordings and eval_<world>.json")
@@ -47,8 +53,11 @@ def run(args) -> int:
     )
     calibration = None if args.calibration is None else Calibration.load(args.calibration)
     twin = None if args.twin is None else load_twin(args.twin)
-    if twin is not None and args.world != "sim":
-        raise ValueError("--twin is for --world sim (a fake or real arm is its own world)")
+    widths = None
+    if args.randomization is not None:
+        widths = DomainRandomization.from_toml(args.randomization)
+    if (twin is not None or widths is not None) and args.world != "sim":
+        raise ValueError("--twin and --randomization are for --world sim (an arm is its own world)")
     with Progress(transient=True) as progress:
         bar = progress.add_task(f"eval ({args.world})", total=args.trials)
         result = evaluate(
@@ -63,6 +72,7 @@ def run(args) -> int:
             progress=lambda n: progress.update(bar, advance=n),
             calibration=calibration,
             twin=twin,
+            randomization=widths,
         )
     print_result(result)
     if result.get("stopped"):

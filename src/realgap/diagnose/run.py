@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
 
 import numpy as np
 
+from realgap import runs
 from realgap.diagnose.camera import diagnose_camera
 from realgap.diagnose.joints import estimate_joint_offsets
 from realgap.diagnose.recording import CalibrationRecording
 from realgap.diagnose.servos import identify_servos
 from realgap.diagnose.workspace import coverage, frame_check
 from realgap.eval.layout import load_layout
+from realgap.runs import RunFolder
 from realgap.sim.calibration import Calibration, CalibrationError
+from realgap.sim.robot import JOINT_NAMES
 
 
 def diagnose_recording(recording_path: str | Path, out: str | Path, layout=None) -> dict:
@@ -56,17 +58,16 @@ def diagnose_recording(recording_path: str | Path, out: str | Path, layout=None)
         except CalibrationError as error:  # an implausible fit is reported, not applied
             camera["warnings"].append(f"not calibrated: {error}")
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    calibration.save(out / "calibration.json")
-    (out / "diagnosis.json").write_text(json.dumps(result, indent=2, default=float))
-    (out / "diagnosis.section.html").write_text(section_html(result))
+    run = RunFolder(out)
+    calibration.save(run.file(runs.CALIBRATION))
+    run.write_json(runs.DIAGNOSIS, result)
+    run.file(runs.DIAGNOSIS_SECTION).write_text(section_html(result))
     return result
 
 
 def section_html(result: dict) -> str:
     """The report's diagnosis section."""
     joints, servos, camera = result["joints"], result["servos"], result["camera"]
-    from realgap.sim.robot import JOINT_NAMES
 
     offsets = "".join(
         f"<tr><td>{name}</td><td>{value:+.2f}</td></tr>"

@@ -10,7 +10,6 @@ square are reported under ``out_of_distribution`` and never averaged into
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -23,10 +22,13 @@ from realgap.bridge.worlds import Spot
 from realgap.eval.layout import Layout
 from realgap.eval.stats import rate
 from realgap.policy.loaders import load_runtime_policy
+from realgap.runs import RunFolder, episode_file
 from realgap.sim import robot
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.calibration import Calibration
 from realgap.sim.failures import EpisodeTracker
+from realgap.sim.randomization import DomainRandomization
+from realgap.sim.rollout import Transition, rollout
 from realgap.sim.twin import TwinParams
 
 
@@ -48,40 +50,25 @@ def evaluate_in_sim(
     progress: Callable[[int], None] | None = None,
     twin: TwinParams | None = None,
     action_mode: str = "delta",
+    randomization: DomainRandomization | None = None,
 ) -> list[dict]:
-    """Episodes in the nominal twin (no randomization) -- or in an arm's ``twin`` --
-    batched; one dict per episode. ``action_mode`` is the policy contract's."""
+    """Episodes in the nominal twin (no randomization) -- or in an arm's ``twin``, or
+    under a ``randomization`` around it -- batched; one dict per episode.
+    ``action_mode`` is the policy contract's."""
     rows = _episode_rows(layout, trials)
     episodes: list[dict] = []
     for start in range(0, len(rows), chunk):
         part = rows[start : start + chunk]
-        env = BatchedEnv(task, len(part), twin=twin, action_mode=action_mode, seed=seed + start)
-        camera = env.model.camera(robot.WRIST_CAMERA).id
-        fovy = float(env.model.cam_fovy[camera])
-        cube = np.array([spot.cube_xy for _, spot in part])
-        bins = np.array([spot.bin_xy or (0.0, 0.0) for _, spot in part])
-        yaw = np.array([spot.yaw for _, spot in part])
-        obs, _ = env.reset_to(cube, bins if env.task.has_bin else None, yaw, seed=seed + start)
-        tracker = EpisodeTracker(env.task, len(part))
-        recorders = [EpisodeRecorder({"task": task, "world": "sim"}) for _ in part]
-        first_success = np.full(len(part), -1)
-        if hasattr(policy, "reset"):
-            policy.reset()
-        for step in range(env.config.episode_steps):
-            action = policy(obs["image"], obs["state"])
-            for i, recorder in enumerate(recorders):
-                recorder.add(step / env.config.control_hz, _row(obs, i), action[i], action[i])
-            obs, _, _, _, info = env.step(action)
-            if step < env.config.episode_steps - 1:  # the last step auto-resets the envs
-                tracker.update(
-                    env.sim_state(),
-                    env.batch.bind("cam_xpos")[:, camera],
-                    env.batch.bind("cam_xmat")[:, camera],
-                    fovy,
-                )
-            else:
-                tracker.success |= info["success"]
-            first_success[(first_success < 0) & tracker.success] = step + 1
+        env = BatchedEnv(
+            task,
+            len(part),
+            randomization=randomization,
+            twin=twin,
+            action_mode=action_mode,
+            seed=seed + start,
+        )
+        spots = [spot for _, spot in part]
+        tracker, first_success, recorders = _run_spots(env, policy, spots, seed + start)
         env.close()
         for i, ((spot_index, spot), reason) in enumerate(zip(part, tracker.reasons())):
             success = bool(tracker.success[i])
@@ -97,7 +84,7 @@ def evaluate_in_sim(
             )
             if out is not None:
                 recorders[i].save(
-                    out / f"episode_{start + i:03d}.npz",
+                    episode_file(out, start + i),
                     spot=spot.name,
                     success=success,
                     reason=reason,
@@ -105,6 +92,42 @@ def evaluate_in_sim(
         if progress is not None:
             progress(len(part))
     return episodes
+
+
+def _run_spots(env: BatchedEnv, policy: Callable, spots: list[Spot], seed: int):
+    """One episode per env at its spot; the failure tracker, first success steps and
+    each episode's recorder."""
+    camera = env.model.camera(robot.WRIST_CAMERA).id
+    # The twin's field of view (its mount offset is millimetres: ignored here).
+    fovy = float(env.model.cam_fovy[camera] + env.params.camera_fov_delta[0])
+    cube = np.array([spot.cube_xy for spot in spots])
+    bins = np.array([spot.bin_xy or (0.0, 0.0) for spot in spots])
+    yaw = np.array([spot.yaw for spot in spots])
+    obs, _ = env.reset_to(cube, bins if env.task.has_bin else None, yaw, seed=seed)
+    tracker = EpisodeTracker(env.task, len(spots))
+    recorders = [EpisodeRecorder({"task": env.task.name, "world": "sim"}) for _ in spots]
+    first_success = np.full(len(spots), -1)
+    if hasattr(policy, "reset"):
+        policy.reset()
+    last = env.config.episode_steps - 1
+
+    def watch(t: Transition) -> None:
+        for i, recorder in enumerate(recorders):
+            recorder.add(t.step / env.config.control_hz, _row(t.obs, i), t.action[i], t.action[i])
+        if t.step < last:  # the last step auto-resets the envs
+            tracker.update(
+                env.sim_state(),
+                env.batch.bind("cam_xpos")[:, camera],
+                env.batch.bind("cam_xmat")[:, camera],
+                fovy,
+            )
+        else:
+            tracker.success |= t.info["success"]
+        first_success[(first_success < 0) & tracker.success] = t.step + 1
+
+    act = lambda obs: policy(obs["image"], obs["state"])  # noqa: E731
+    rollout(env, act, obs, steps=env.config.episode_steps, on_step=watch)
+    return tracker, first_success, recorders
 
 
 def _row(obs: dict, i: int) -> dict:
@@ -165,17 +188,23 @@ def evaluate(
     progress: Callable[[int], None] | None = None,
     calibration: Calibration | None = None,
     twin: TwinParams | None = None,
+    randomization: DomainRandomization | None = None,
 ) -> dict:
     """Evaluate in ``world`` ("sim", or "fake"/"real" with ``open_world(task)``). A
     calibration corrects the bridge's joint readings (fake/real) or, in the sim without
-    an explicit ``twin``, gives the arm's twin to evaluate in."""
+    an explicit ``twin``, gives the arm's twin to evaluate in. ``randomization`` (sim
+    only) evaluates under randomized twins around it."""
     policy, contract = load_runtime_policy(policy_folder)
     layout = layout.for_task(contract.task)
-    out = Path(out) if out is not None else None
+    run = RunFolder(out) if out is not None else None
     extra = {}
     calibrated = calibration is not None or twin is not None
     suffix = " (calibrated)" if calibrated else ""
     tag = world + ("_calibrated" if calibrated else "")
+    if randomization is not None:
+        if world != "sim":
+            raise ValueError("a randomization is for the sim (an arm is its own world)")
+        suffix, tag = suffix + " (randomized)", tag + "_randomized"
     if world == "sim":
         if twin is None and calibration is not None:
             twin = calibration.twin()
@@ -185,10 +214,11 @@ def evaluate(
             layout,
             trials,
             seed,
-            out / f"episodes_{tag}" if out else None,
+            run.episodes_folder(tag) if run else None,
             progress=progress,
             twin=twin,
             action_mode=contract.action_mode,
+            randomization=randomization,
         )
         world_name = "sim" + suffix
     else:
@@ -202,7 +232,7 @@ def evaluate(
             target,
             policy_folder,
             [spot for _, spot in rows],
-            out / f"episodes_{tag}" if out else None,
+            run.episodes_folder(tag) if run else None,
             deploy_config,
             progress=(lambda result: progress(1)) if progress else None,
         )
@@ -216,7 +246,6 @@ def evaluate(
             extra["profile"] = target.extra["profile"].to_dict()
     summary = summarize(episodes, layout, world_name, contract.task, str(policy_folder), extra)
     summary["episodes"] = episodes
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / f"eval_{tag}.json").write_text(json.dumps(summary, indent=2, default=str))
+    if run is not None:
+        run.write_json(run.eval_file(tag).name, summary)
     return summary

@@ -20,11 +20,17 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from realgap.bridge.camera_lock import lock_camera
+from realgap.bridge.deploy import run_session
+from realgap.bridge.env import DeployConfig
 from realgap.bridge.recording import load_episodes
+from realgap.bridge.worlds import Spot, at_start_pose, open_fake_world
 from realgap.imitate.dataset import DemoWriter
+from realgap.policy.contract import PolicyContract
 from realgap.sim import robot
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.randomization import DomainRandomization
+from realgap.sim.rollout import Transition, rollout
 from realgap.sim.scripted import ScriptedController
 from realgap.sim.tasks import make_task
 
@@ -54,28 +60,35 @@ def record_sim_demos(
     expert = ScriptedController(env)
     writer = DemoWriter(out, fps=env.config.control_hz, task=make_task(task).instruction)
     buffers = [[] for _ in range(envs)]
-    obs, _ = env.reset(seed=seed)
-    kept = tried = succeeded = 0
+    labels = {}
+    counts = {"kept": 0, "tried": 0, "succeeded": 0}
     low, high = robot.JOINT_RANGES.T
     rng = np.random.default_rng(seed)
-    while kept < episodes:
+
+    def act(obs):
         action = expert.act()
         # The target the expert commands, in the frame the policy reads joints in.
         target = np.clip(env.target + action * env.action_scale, low, high)
-        commanded = target + env.params.joint_offset
-        for i in range(envs):
-            buffers[i].append((obs["image"][i], obs["state"][i], commanded[i]))
+        labels["commanded"] = target + env.params.joint_offset
         if noise > 0:  # DART: the arm executes a perturbed action; the label stays clean
             action = np.clip(action + noise * rng.standard_normal(action.shape), -1.0, 1.0)
-        obs, _, _, _, info = env.step(action)
-        if "episode" in info:
-            for i, success in zip(info["episode"]["env"], info["episode"]["success"]):
-                tried += 1
-                succeeded += bool(success)  # all of them, kept or not: the expert's rate
-                if success and kept < episodes:
+        return action
+
+    def record(step: Transition) -> None:
+        for i in range(envs):
+            buffers[i].append((step.obs["image"][i], step.obs["state"][i], labels["commanded"][i]))
+        if "episode" in step.info:
+            for i, success in zip(step.info["episode"]["env"], step.info["episode"]["success"]):
+                counts["tried"] += 1
+                counts["succeeded"] += bool(success)  # kept or not: the expert's rate
+                if success and counts["kept"] < episodes:
                     writer.add_episode(*map(np.array, zip(*buffers[i])))
-                    kept += 1
+                    counts["kept"] += 1
                 buffers[i] = []
+
+    obs, _ = env.reset(seed=seed)
+    rollout(env, act, obs, until=lambda: counts["kept"] >= episodes, on_step=record)
+    kept, tried, succeeded = counts["kept"], counts["tried"], counts["succeeded"]
     env.close()
     writer.finalize()
     return {"episodes": kept, "tried": tried, "expert_success": succeeded / max(tried, 1)}
@@ -129,11 +142,6 @@ def record_fake_demos(
     task: str, profile: str, episodes: int, out: str | Path, seed: int = 0, lock_folder=None
 ) -> dict:
     """Teleoperate a fake arm with the expert through the bridge; keep the successes."""
-    from realgap.bridge.camera_lock import lock_camera
-    from realgap.bridge.deploy import run_session
-    from realgap.bridge.env import DeployConfig
-    from realgap.bridge.worlds import Spot, at_start_pose, open_fake_world
-    from realgap.policy.contract import PolicyContract
 
     out = Path(out)
     world = open_fake_world(task, profile, seed=seed)

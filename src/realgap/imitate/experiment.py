@@ -22,6 +22,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from realgap.bridge.env import DeployConfig
+from realgap.bridge.worlds import open_fake_world
+from realgap.eval.layout import load_layout
+from realgap.eval.matched import evaluate
+from realgap.imitate import train
+from realgap.imitate.demos import record_fake_demos, record_sim_demos
+
 REFERENCE = {
     "sim only": {"sim": 0.80, "real": 0.50},
     "fine-tuned on real": {"sim": 0.75, "real": 0.65},
@@ -51,12 +58,6 @@ class ExperimentConfig:
 
 
 def run_experiment(config: ExperimentConfig, console: Console | None = None) -> dict:
-    from realgap.bridge.env import DeployConfig
-    from realgap.bridge.worlds import open_fake_world
-    from realgap.eval.layout import load_layout
-    from realgap.eval.matched import evaluate
-    from realgap.imitate import train
-    from realgap.imitate.demos import record_fake_demos, record_sim_demos
 
     console = console or Console()
     out = Path(config.out)
@@ -139,7 +140,6 @@ def cotrained_name(mix: float, mixes) -> str:
 def _train_or_reuse(args, console: Console) -> dict:
     """Train, unless this folder already holds a finished run of exactly these
     arguments (an interrupted experiment resumes where it stopped)."""
-    from realgap.imitate import train
 
     folder = Path(args.out)
     summary, config = folder / "summary.json", folder / "config.json"

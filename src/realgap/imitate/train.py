@@ -18,18 +18,20 @@ Read top to bottom:
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
 from rich.progress import Progress
 
+from realgap import runs
+from realgap.imitate.act import ACTLearner, act_statistics
 from realgap.imitate.dataset import Demos, load_demos
 from realgap.imitate.policy import ChunkLearner, ChunkPolicy, load_chunk_policy
+from realgap.policy.checkpoint import load_contract
 from realgap.policy.contract import PolicyContract
+from realgap.runs import RunFolder
 from realgap.sim.tasks import make_task, task_for_instruction
 
 
@@ -118,14 +120,10 @@ class MixSampler:
 def make_learner(args: Args, sources: dict[str, Demos], data: dict, image_size: int):
     """The policy being trained: fresh (statistics from all training frames) or ``init``."""
     if args.init:
-        from realgap.policy.checkpoint import load_contract
-
         kind = load_contract(args.init).extra.get("policy", "chunk")
         if kind != args.policy:
             raise ValueError(f"--init {args.init} holds a {kind!r} policy; pass --policy {kind}")
     if args.policy == "act":
-        from realgap.imitate.act import ACTLearner, act_statistics
-
         if args.init:
             return ACTLearner.load(args.init)
         return ACTLearner.fresh(
@@ -158,9 +156,8 @@ def main(args: Args) -> dict:
     if args.policy not in ("chunk", "act"):
         raise ValueError(f"--policy must be chunk or act, got {args.policy!r}")
     torch.manual_seed(args.seed)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps({"recipe": "imitate", **asdict(args)}, indent=2))
+    run = RunFolder(args.out)
+    run.write_config("imitate", asdict(args))
     sources = {
         name: load_demos(path)
         for name, path in (("sim", args.sim), ("real", args.real))
@@ -196,8 +193,7 @@ def main(args: Args) -> dict:
     # Cosine decay: the last steps refine instead of bouncing around at the full rate.
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, max(args.steps, 1))
     generator = torch.Generator().manual_seed(args.seed)
-    metrics = (out / "metrics.csv").open("w")
-    metrics.write("phase,update,loss,seconds\n")
+    metrics = run.metrics(["phase", "update", "loss"], started)
     with Progress(disable=not args.progress, transient=True) as progress:
         bar = progress.add_task(f"imitation ({args.policy})", total=args.steps)
         for step in range(args.steps):
@@ -211,9 +207,7 @@ def main(args: Args) -> dict:
             optimizer.step()
             schedule.step()
             if step % 50 == 0 or step == args.steps - 1:
-                seconds = time.perf_counter() - started
-                metrics.write(f"imitation,{step + 1},{loss.item():.5f},{seconds:.1f}\n")
-                metrics.flush()
+                metrics.log({"phase": "imitation", "update": step + 1, "loss": loss.item()})
             progress.update(bar, advance=1)
     metrics.close()
     learner.train(False)
@@ -233,16 +227,16 @@ def main(args: Args) -> dict:
             "init": args.init,
         },
     )
-    learner.save(out / "policy", contract)
+    learner.save(run.policy, contract)
     summary = {
         "task": task,
         "recipe": "imitate",
         "policy_type": args.policy,
-        "policy": str(out / "policy"),
+        "policy": str(run.policy),
         "frames": {name: len(d.actions) for name, d in sources.items()},
         "episodes": {name: d.episodes for name, d in sources.items()},
         "final_loss": loss.item(),
         "seconds": round(time.perf_counter() - started, 1),
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    run.write_json(runs.SUMMARY, summary)
     return summary

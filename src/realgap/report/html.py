@@ -15,9 +15,11 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from realgap import __version__
+from realgap import __version__, runs
+from realgap.bridge.recording import load_episode
 from realgap.eval.stats import difference
 from realgap.report import figures
+from realgap.runs import RunFolder, world_tag
 from realgap.sim.tasks import make_task
 
 STYLE = """
@@ -76,7 +78,7 @@ def load_evaluations(run: Path) -> list[dict]:
     """Every matched evaluation in the run, grouped by policy, sim first in each group.
     Each gets a ``label``: its world, prefixed by the policy's name when the run holds
     evaluations of several policies (an experiment such as ``realgap cotrain``)."""
-    results = [json.loads(p.read_text()) for p in sorted(run.glob("**/eval_*.json"))]
+    results = [json.loads(p.read_text()) for p in RunFolder(run).eval_files()]
     several = len({policy_name(r) for r in results}) > 1
     for result in results:
         result["label"] = (
@@ -108,7 +110,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
     if not run.is_dir():
         raise FileNotFoundError(f"run folder not found: {run}")
     evaluations = load_evaluations(run)
-    metrics = _first(run, "metrics.csv")
+    metrics = _first(run, runs.METRICS)
     if not evaluations and metrics is None and not any(run.glob("**/*.section.html")):
         raise FileNotFoundError(
             f"{run}: nothing to report on (no eval_*.json, metrics.csv or diagnosis)"
@@ -218,10 +220,9 @@ def _policy_section(run: Path, evaluations: list[dict]) -> list[str]:
 
 
 def _strips_section(run: Path, evaluations: list[dict]) -> list[str]:
-    from realgap.bridge.recording import load_episode
 
     out = []
-    for folder in sorted(p for p in run.glob("**/episodes_*") if p.is_dir()):
+    for folder in RunFolder(run).episode_folders():
         episodes = sorted(folder.glob("episode_*.npz"))
         if not episodes:
             continue
@@ -233,7 +234,7 @@ def _strips_section(run: Path, evaluations: list[dict]) -> list[str]:
                 continue
             verdict = "success" if episode.meta.get("success") else "failure"
             reason = episode.meta.get("reason") or ""
-            title = f"{folder.name.removeprefix('episodes_')}, {path.stem}: {verdict} {reason}"
+            title = f"{world_tag(folder)}, {path.stem}: {verdict} {reason}"
             out.append(f"<p class='note'>{html.escape(title)}</p>")
             out.append(_img(figures.image_strip(episode.images), title))
     return out
@@ -246,7 +247,7 @@ def _extra_sections(run: Path) -> list[str]:
 
 def _config_section(run: Path, evaluations: list[dict]) -> list[str]:
     out = ["<h2>Configuration</h2>"]
-    for name in ("config.json", "demo.json"):
+    for name in (runs.CONFIG, "demo.json"):
         path = _first(run, name)
         if path is not None:
             out.append(f"<p>{html.escape(str(path.relative_to(run)))}</p>")

@@ -14,6 +14,7 @@ from gymnasium import spaces
 
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.randomization import DomainRandomization
+from realgap.sim.render import WristRenderer
 from realgap.sim.tasks import TASKS, TaskConfig
 
 
@@ -77,8 +78,6 @@ class RealgapEnv(gym.Env):
     def render(self):
         """Third-person RGB frame (``render_mode='rgb_array'``)."""
         if self._overview is None:
-            from realgap.sim.render import WristRenderer
-
             self._overview = WristRenderer(self.env.model, 120, 4)
         mocap = self.env.mocap_pos[0] if self.env.mocap_pos is not None else None
         return self._overview.render_raw(self.env.qpos[0], mocap, camera="overview")

@@ -12,6 +12,7 @@ import numpy as np
 
 from realgap.sim import robot
 from realgap.sim.batched_env import BatchedEnv
+from realgap.sim.rollout import rollout, success_rate
 
 DOWN = np.array([0.0, 0.0, -1.0])
 OPEN, CLOSED = 0.9, -0.17
@@ -135,16 +136,10 @@ class ScriptedController:
 def run_episodes(env: BatchedEnv, episodes: int, seed: int = 0) -> dict[str, float]:
     """Roll the scripted controller until ``episodes`` have finished; success statistics."""
     controller = ScriptedController(env)
-    env.reset(seed=seed)
-    finished, successes, lengths = 0, 0, []
-    while finished < episodes:
-        _, _, _, _, info = env.step(controller.act())
-        if "episode" in info:
-            finished += len(info["episode"]["env"])
-            successes += int(info["episode"]["success"].sum())
-            lengths.extend(info["episode"]["length"].tolist())
+    obs, _ = env.reset(seed=seed)
+    finished = rollout(env, lambda obs: controller.act(), obs, episodes=episodes)
     return {
-        "episodes": finished,
-        "success_rate": successes / finished,
-        "mean_length": float(np.mean(lengths)),
+        "episodes": len(finished),
+        "success_rate": success_rate(finished),
+        "mean_length": float(np.mean([episode.length for episode in finished])),
     }

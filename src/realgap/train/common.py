@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import time
-from pathlib import Path
 
 import torch
 
+from realgap import runs
 from realgap.policy.checkpoint import save_policy
 from realgap.policy.contract import PolicyContract
 from realgap.policy.networks import VisualPolicy, parameter_count
+from realgap.runs import RunFolder
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.calibration import load_twin
 from realgap.sim.randomization import DomainRandomization
+from realgap.sim.rollout import rollout, success_rate
 from realgap.sim.twin import TwinParams
 
 
@@ -31,13 +32,7 @@ def training_worlds(args) -> tuple[DomainRandomization | None, TwinParams | None
 def evaluate(env: BatchedEnv, act, episodes: int, seed: int) -> float:
     """Success rate of ``act(obs) -> actions`` over ``episodes`` finished episodes."""
     obs, _ = env.reset(seed=seed)
-    done, successes = 0, 0
-    while done < episodes:
-        obs, _, _, _, info = env.step(act(obs))
-        if "episode" in info:
-            done += len(info["episode"]["env"])
-            successes += int(info["episode"]["success"].sum())
-    return successes / done
+    return success_rate(rollout(env, act, obs, episodes=episodes))
 
 
 def policy_actor(policy: VisualPolicy):
@@ -51,7 +46,7 @@ def policy_actor(policy: VisualPolicy):
 
 
 def finish_run(
-    out: Path,
+    run: RunFolder,
     policy: VisualPolicy,
     nominal: BatchedEnv,
     *,
@@ -62,8 +57,8 @@ def finish_run(
     seed: int,
     extra: dict | None = None,
 ) -> dict:
-    """Save ``out/policy`` with its contract, evaluate it in the nominal sim, write
-    ``out/summary.json`` and return the summary."""
+    """Save the run's policy with its contract, evaluate it in the nominal sim (or the
+    twin trained for), write the run's summary and return it."""
     parameters = parameter_count(policy)
     contract = PolicyContract.for_env(nominal)
     contract = PolicyContract(
@@ -72,15 +67,15 @@ def finish_run(
             "extra": {"recipe": recipe, "parameters": parameters, **(extra or {})},
         }
     )
-    save_policy(out / "policy", policy, contract)
+    save_policy(run.policy, policy, contract)
     success = evaluate(nominal, policy_actor(policy), episodes, seed)
     summary = {
         "task": task,
         "recipe": recipe,
         "success_rate_nominal": success,
         "seconds": round(time.perf_counter() - started, 1),
-        "policy": str(out / "policy"),
+        "policy": str(run.policy),
         "parameters": parameters,
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    run.write_json(runs.SUMMARY, summary)
     return summary

@@ -16,17 +16,16 @@ Read top to bottom:
 from __future__ import annotations
 
 import copy
-import csv
-import json
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 import numpy as np
 import torch
 from rich.progress import Progress
 
+from realgap import runs
 from realgap.policy.networks import StateTeacher, VisualPolicy
+from realgap.runs import RunFolder
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.scripted import ScriptedController
 from realgap.sim.tasks import make_task
@@ -298,36 +297,18 @@ def main(args: Args) -> dict:
         raise ValueError(f"teacher must be 'ppo' or 'scripted', got {args.teacher!r}")
     started = time.perf_counter()
     torch.manual_seed(args.seed)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps({"recipe": "distill", **asdict(args)}, indent=2))
-    metrics_path = out / "metrics.csv"
-    columns = [
-        "phase",
-        "update",
-        "env_steps",
-        "samples",
-        "reward",
-        "loss",
-        "success_rate",
-        "seconds",
-    ]
-    with metrics_path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-
-        def log(row):
-            row["seconds"] = round(time.perf_counter() - started, 1)
-            writer.writerow(row)
-            handle.flush()
-
+    run = RunFolder(args.out)
+    run.write_config("distill", asdict(args))
+    columns = ["phase", "update", "env_steps", "samples", "reward", "loss", "success_rate"]
+    with run.metrics(columns, started) as metrics:
         teacher = None
         if args.teacher == "ppo":
-            teacher = train_teacher(args, log)
-            torch.save({k: v.cpu() for k, v in teacher.state_dict().items()}, out / "teacher.pt")
-        student, nominal = train_student(args, teacher, log)
+            teacher = train_teacher(args, metrics.log)
+            weights = {k: v.cpu() for k, v in teacher.state_dict().items()}
+            torch.save(weights, run.file(runs.TEACHER))
+        student, nominal = train_student(args, teacher, metrics.log)
     summary = finish_run(
-        out,
+        run,
         student,
         nominal,
         recipe="distill",

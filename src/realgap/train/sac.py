@@ -16,11 +16,8 @@ gamma 0.9, tau 0.01, lr 3e-4, actor every 4 critic updates, 101 atoms on
 
 from __future__ import annotations
 
-import csv
-import json
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -29,6 +26,7 @@ from rich.progress import Progress
 from torch import nn
 
 from realgap.policy.networks import ImageEncoder, RunningNorm, VisualPolicy, mlp
+from realgap.runs import RunFolder
 from realgap.sim.batched_env import BatchedEnv
 from realgap.train.common import evaluate, finish_run, policy_actor, training_worlds
 
@@ -204,9 +202,8 @@ def main(args: Args) -> dict:
     started = time.perf_counter()
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps({"recipe": "sac", **asdict(args)}, indent=2))
+    run = RunFolder(args.out)
+    run.write_config("sac", asdict(args))
     randomization, twin = training_worlds(args)
     env = BatchedEnv(
         args.task, args.num_envs, randomization=randomization, twin=twin, seed=args.seed
@@ -226,11 +223,7 @@ def main(args: Args) -> dict:
     iterations = max(1, args.total_steps // args.num_envs)
     updates_per_step = max(1, round(args.utd * args.num_envs))
     critic_updates = 0
-    metrics = (out / "metrics.csv").open("w", newline="")
-    writer = csv.DictWriter(
-        metrics, ["env_steps", "critic_loss", "alpha", "success_rate", "seconds"]
-    )
-    writer.writeheader()
+    metrics = run.metrics(["env_steps", "critic_loss", "alpha", "success_rate"], started)
     policy = export_policy(critic, actor, size)
     with Progress(disable=not args.progress, transient=True) as progress:
         bar = progress.add_task("visual SAC", total=iterations)
@@ -312,14 +305,12 @@ def main(args: Args) -> dict:
                     nominal, policy_actor(policy), args.eval_episodes, args.seed + 5
                 )
                 progress.update(bar, description=f"visual SAC success {row['success_rate']:.2f}")
-            row["seconds"] = round(time.perf_counter() - started, 1)
-            writer.writerow(row)
-            metrics.flush()
+            metrics.log(row)
             progress.update(bar, advance=1)
     metrics.close()
     env.close()
     summary = finish_run(
-        out,
+        run,
         policy,
         nominal,
         recipe="sac",
