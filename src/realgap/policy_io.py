@@ -37,18 +37,21 @@ def policy_observation(readings, targets, image) -> dict:
     return obs
 
 
-def decode_action(mode: str, action, target, scale) -> np.ndarray:
-    """Next joint targets (radians, the readings' frame) from a policy action.
+def decode_action(mode: str, action, target, scale, frame_offset=0.0) -> np.ndarray:
+    """Next joint targets from a policy action.
 
     ``target`` is the current target and ``scale`` the largest move per step per
-    joint. NaN and inf pass through, so the caller's safety check sees them.
+    joint. Absolute actions are positions in the readings' frame; ``frame_offset``
+    is that frame minus the frame of ``target`` (a twin holds true servo targets and
+    reads them with its zero offsets). NaN and inf pass through, so the caller's
+    safety check sees them.
     """
     action, target = np.asarray(action, dtype=float), np.asarray(target, dtype=float)
     scale = np.asarray(scale, dtype=float)
     if mode == "delta":
         return target + np.clip(action, -1.0, 1.0) * scale
     if mode == "absolute":
-        return target + np.clip(action - target, -scale, scale)
+        return target + np.clip(action - frame_offset - target, -scale, scale)
     raise ValueError(f"unknown action mode {mode!r}; known: {list(ACTION_MODES)}")
 
 

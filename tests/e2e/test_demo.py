@@ -6,6 +6,7 @@ import subprocess
 
 import pytest
 
+from realgap.bridge.recording import load_episodes
 from realgap.cli import main
 
 
@@ -35,6 +36,29 @@ def test_demo_writes_summary_in_the_documented_shape(demo):
     result = json.loads(out.read_text())
     assert set(result["overall"]) >= {"success_rate", "ci95", "trials"}
     assert len(result["spots"]) == 13 and result["overall"]["trials"] == 9
+
+
+def test_eval_in_an_arms_twin_and_under_a_randomization(demo, capsys):
+    policy = json.loads((demo / "summary.json").read_text())["policy"]
+    twin = demo / "arm.toml"
+    # A light-grey desk: the demo's policy, trained on black, is blind on it.
+    twin.write_text("[camera]\nbackground_rgb = [0.7, 0.7, 0.7]\n")
+    args = ["eval", policy, "--world", "sim", "--trials", "13"]
+    assert main([*args, "--twin", str(twin), "--out", str(demo / "twin_eval")]) == 0
+    result = json.loads((demo / "twin_eval" / "eval_sim_calibrated.json").read_text())
+    assert result["world"] == "sim (calibrated)" and result["overall"]["trials"] == 9
+    # The policy saw the twin's desk: its first frames are far brighter than on black.
+    first = [
+        e.images[0].mean() for e in load_episodes(demo / "twin_eval" / "episodes_sim_calibrated")
+    ]
+    black = [e.images[0].mean() for e in load_episodes(demo / "eval" / "episodes_sim")]
+    assert min(first) > max(black) + 50
+    widths = demo / "widths.toml"
+    widths.write_text("[randomization]\nkp_scale = [0.9, 1.1]\n")
+    assert main([*args, "--randomization", str(widths), "--out", str(demo / "dr")]) == 0
+    assert (demo / "dr" / "eval_sim_randomized.json").exists()
+    assert main([*args[:2], "--world", "fake", "--twin", str(twin)]) == 2
+    assert "--world sim" in capsys.readouterr().err
 
 
 def test_eval_on_the_fake_arm_records_every_episode(demo, monkeypatch):

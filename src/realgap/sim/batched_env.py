@@ -226,10 +226,11 @@ class BatchedEnv:
         if not np.all(np.isfinite(action)):
             bad = np.unique(np.nonzero(~np.isfinite(action))[0]).tolist()
             raise ValueError(f"action contains NaN or inf (envs {bad}); refusing to step")
-        # Policies speak the readings' frame; the servo targets are true angles.
-        offset = self.params.joint_offset
-        desired = decode_action(self.action_mode, action, self.target + offset, self.action_scale)
-        self.target = np.clip(desired - offset, robot.JOINT_RANGES[:, 0], robot.JOINT_RANGES[:, 1])
+        # The servo targets are true angles; policies read them with the zero offsets.
+        desired = decode_action(
+            self.action_mode, action, self.target, self.action_scale, self.params.joint_offset
+        )
+        self.target = np.clip(desired, robot.JOINT_RANGES[:, 0], robot.JOINT_RANGES[:, 1])
         applied = self.delay.push(self.target)
         ctrl = self.ctrl.copy()
         ctrl[:, self._act] = applied

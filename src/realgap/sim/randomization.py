@@ -236,6 +236,10 @@ def sample_episode(config: DomainRandomization, rng: np.random.Generator, n: int
     contrast = 1 + sym(config.contrast, n)
     saturation = 1 + sym(config.saturation, n)
     hue = sym(config.hue, n)
+    # Fields added after the first release draw from a jumped copy of the stream, which
+    # leaves ``rng`` where the original fields left it: every earlier seed still gives
+    # the same episodes (start poses and cube spots are drawn from ``rng`` next).
+    later = np.random.Generator(rng.bit_generator.jumped())
     return TwinBatch(
         cube_mass_kg=mass,
         cube_size_m=size,
@@ -250,8 +254,9 @@ def sample_episode(config: DomainRandomization, rng: np.random.Generator, n: int
             ),
         ),
         kp_scale=kp,
-        damping_scale=c.servo.damping_scale * _uniform(rng, config.damping_scale, n),
-        frictionloss_scale=c.servo.frictionloss_scale * _uniform(rng, config.frictionloss_scale, n),
+        damping_scale=c.servo.damping_scale * _uniform(later, config.damping_scale, n),
+        frictionloss_scale=c.servo.frictionloss_scale
+        * _uniform(later, config.frictionloss_scale, n),
         torque_scale=torque,
         latency_steps=c.servo.latency_steps + extra,
         control_hz=hz,
@@ -259,8 +264,8 @@ def sample_episode(config: DomainRandomization, rng: np.random.Generator, n: int
         camera_rotation=np.deg2rad(tile(c.camera.rotation_deg)),
         camera_fov_delta=fov,
         exposure_scale=exposure,
-        gamma=c.camera.gamma * _uniform(rng, config.gamma_scale, n),
-        black_level=c.camera.black_level + _uniform(rng, config.black_level, n),
+        gamma=c.camera.gamma * _uniform(later, config.gamma_scale, n),
+        black_level=c.camera.black_level + _uniform(later, config.black_level, n),
         light_scale=light,
         background_rgb=np.maximum(tile(c.camera.background_rgb), grey[:, None]),
         brightness=brightness,
