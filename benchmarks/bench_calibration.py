@@ -83,7 +83,8 @@ def main() -> None:
             args.trials,
             open_world=lambda task: open_fake_world(task, args.profile),
             calibration=calib,
-            out=args.out / "eval",
+            out=args.out / "eval" / name.replace(" ", "_").replace(":", "_"),
+            earlier="overwrite",
         )["overall"]
         low, high = results[name]["ci95"]
         print(f"{name:>45}: {results[name]['success_rate']:.0%} ({low:.0%}-{high:.0%})")

@@ -102,6 +102,7 @@ def run_demo(config: DemoConfig, console: Console | None = None) -> dict:
                 seed=config.seed,
                 out=out / "eval",
                 progress=lambda n, bar=bar, progress=progress: progress.update(bar, advance=n),
+                earlier="overwrite",  # this command owns its folder
             )
 
     console.rule("4/4 the gap")

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from realgap.errors import MissingExtra
+
 SUPPORTED = ("0.5", "0.6")
 """LeRobot minor versions realgap is tested against."""
 
@@ -28,7 +30,7 @@ INSTALL_HINT = (
 )
 
 
-class LeRobotUnavailable(ImportError):
+class LeRobotUnavailable(MissingExtra):
     """LeRobot is missing, or a version realgap does not support."""
 
 

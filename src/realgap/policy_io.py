@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from realgap.errors import ConfigError
+
 ACTION_MODES = ("delta", "absolute")
 """``delta``: actions in [-1, 1] move the joint targets by ``scale`` per step (RL
 policies). ``absolute``: actions are joint targets (imitation policies), reached
@@ -52,14 +54,14 @@ def decode_action(mode: str, action, target, scale, frame_offset=0.0) -> np.ndar
         return target + np.clip(action, -1.0, 1.0) * scale
     if mode == "absolute":
         return target + np.clip(action - frame_offset - target, -scale, scale)
-    raise ValueError(f"unknown action mode {mode!r}; known: {list(ACTION_MODES)}")
+    raise ConfigError(f"unknown action mode {mode!r}; known: {list(ACTION_MODES)}")
 
 
 def area_downsample(image: np.ndarray, size: int) -> np.ndarray:
     """Average ``image`` (H, W, C) float down to (size, size, C); H and W multiples of size."""
     height, width, channels = image.shape
     if height % size or width % size:
-        raise ValueError(f"cannot area-downsample {height}x{width} to {size}x{size}")
+        raise ConfigError(f"cannot area-downsample {height}x{width} to {size}x{size}")
     return image.reshape(size, height // size, size, width // size, channels).mean(axis=(1, 3))
 
 
@@ -122,7 +124,7 @@ def camera_to_policy(frame: np.ndarray, size: int) -> np.ndarray:
     height, width = frame.shape[:2]
     side = (min(height, width) // size) * size
     if side == 0:
-        raise ValueError(
+        raise ConfigError(
             f"camera frame {height}x{width} is smaller than the policy's {size}x{size}"
         )
     top, left = (height - side) // 2, (width - side) // 2

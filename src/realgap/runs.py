@@ -21,9 +21,13 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from realgap.errors import ConfigError
 
 CONFIG = "config.json"
 METRICS = "metrics.csv"
@@ -34,6 +38,10 @@ DEPLOY = "deploy.json"
 CALIBRATION = "calibration.json"
 DIAGNOSIS = "diagnosis.json"
 DIAGNOSIS_SECTION = "diagnosis.section.html"
+SAFETY_ALERT = "safety_alert.txt"
+
+EARLIER_RESULTS = ("refuse", "resume", "overwrite")
+"""What a command does with an earlier run's results in its output folder."""
 
 
 @dataclass(frozen=True)
@@ -59,10 +67,13 @@ class RunFolder:
         return self.path / f"episodes_{tag}"
 
     def write_json(self, name: str, data) -> Path:
-        """Write ``data`` as ``name`` (creating the folder)."""
+        """Write ``data`` as ``name`` (creating the folder), atomically: a reader never
+        sees half a file, and a crash mid-write keeps the previous version."""
         self.path.mkdir(parents=True, exist_ok=True)
         target = self.path / name
-        target.write_text(json.dumps(data, indent=2, default=_jsonable))
+        partial = target.with_name(target.name + ".tmp")
+        partial.write_text(json.dumps(data, indent=2, default=_jsonable))
+        partial.replace(target)
         return target
 
     def write_config(self, recipe: str, values: dict) -> Path:
@@ -78,6 +89,58 @@ class RunFolder:
 
     def episode_folders(self) -> list[Path]:
         return sorted(p for p in self.path.glob("**/episodes_*") if p.is_dir())
+
+
+def claim(paths: list[Path], mode: str = "refuse") -> bool:
+    """Decide what happens to an earlier run's results at ``paths`` before a new run
+    writes there: ``refuse`` raises :class:`ConfigError` naming them, ``overwrite``
+    deletes them, ``resume`` keeps them. Returns whether earlier results are kept."""
+    if mode not in EARLIER_RESULTS:
+        raise ConfigError(f"earlier results: {mode!r} is not one of {list(EARLIER_RESULTS)}")
+    found = [path for path in paths if path.exists()]
+    if not found:
+        return False
+    if mode == "refuse":
+        names = ", ".join(str(path) for path in found[:3])
+        raise ConfigError(
+            f"{names} hold(s) an earlier run's results; pass --resume to continue it or "
+            "--overwrite to replace it (or choose another --out)"
+        )
+    if mode == "overwrite":
+        for path in found:
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        return False
+    return True
+
+
+def check_writable_folder(path: str | Path) -> Path:
+    """Create ``path`` if needed and prove a file can be written there, before any
+    work starts (a run that cannot save its results must not move an arm)."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{path}: exists and is not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".realgap-write-check"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot write results here ({error.strerror})") from None
+    return path
+
+
+def check_writable_file(path: str | Path) -> Path:
+    """``path`` can be created or replaced as a file (its folder is made if needed)."""
+    path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a folder; give a file name")
+    check_writable_folder(path.parent if str(path.parent) else Path("."))
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ConfigError(f"{path}: not writable")
+    return path
 
 
 def _jsonable(value):

@@ -1,11 +1,14 @@
 """Checkpoints load anywhere, contracts are enforced, ONNX agrees with torch."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
 
 from realgap.policy.checkpoint import WEIGHTS, load_policy, save_policy
 from realgap.policy.contract import ContractMismatch, PolicyContract
+from realgap.policy.folder import weights_digest
 from realgap.policy.networks import VisualPolicy, parameter_count
 from realgap.policy.onnx_policy import OnnxPolicy, export_onnx
 
@@ -56,6 +59,10 @@ def test_gpu_saved_checkpoint_loads_on_cpu(tmp_path, fake_cuda_tags):
     fake_cuda_tags["on"] = True
     torch.save(payload, tmp_path / WEIGHTS)  # the file now says its tensors live on cuda:0
     fake_cuda_tags["on"] = False
+    # ...and its contract names that file, as save_policy on the GPU machine wrote it.
+    contract = json.loads((tmp_path / "contract.json").read_text())
+    contract["weights_sha256"] = weights_digest(tmp_path / WEIGHTS)
+    (tmp_path / "contract.json").write_text(json.dumps(contract))
     if not torch.cuda.is_available():
         with pytest.raises(RuntimeError, match="CUDA"):
             torch.load(tmp_path / WEIGHTS, weights_only=True)

@@ -40,8 +40,8 @@ def test_none_is_nominal():
     params = as_dict(draw(DomainRandomization.none()))
     twin = TwinParams()
     nominal = {
-        "cube_mass_kg": twin.cube.mass_kg,
-        "cube_size_m": twin.cube.size_m,
+        "cube_mass_scale": 1,
+        "cube_size_scale": 1,
         "cube_friction": 1,
         "finger_friction": 1,
         "kp_scale": 1,

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from realgap.bridge.interfaces import Camera, CameraSettings
-from realgap.errors import RealgapStop
+from realgap.errors import ConfigError, RealgapStop
 
 DEFAULT_SETTINGS = CameraSettings(auto_exposure=False, exposure=1.0, gain=1.0, white_balance=4600.0)
 """What ``lock`` applies unless told otherwise (fake cameras: the twin's exposure)."""
@@ -87,9 +87,16 @@ def lock_camera(
     """Apply fixed settings, measure the reference region, store the lock; returns it.
     The arm should be at the start pose (the region must see the cloth)."""
     if settings.auto_exposure or settings.white_balance is None:
-        raise ValueError("a lock needs auto_exposure=False and a fixed white_balance")
-    camera.apply_settings(settings)
+        raise ConfigError("a lock needs auto_exposure=False and a fixed white_balance")
+    camera.apply_settings(settings.check())
     frame = camera.read_fresh(not_before=-np.inf)
+    pixels = frame.image.astype(np.float32) / 255.0
+    if pixels.std() < 0.01 or not 0.005 < pixels.mean() < 0.995:
+        # All black or all white: a check against this lock would pass a blind policy.
+        raise ConfigError(
+            f"camera {camera.camera_id!r} sees nothing with {settings} (mean "
+            f"{pixels.mean():.3f}, spread {pixels.std():.3f}): choose another exposure or gain"
+        )
     lock = CameraLock(camera.camera_id, settings, region_mean(frame.image, region), region)
     path = lock_path(camera.camera_id, folder)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,7 @@ time) is measured and reported.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
@@ -30,6 +31,7 @@ from realgap.bridge.safety import (
     SafetyStop,
 )
 from realgap.bridge.worlds import Spot, World
+from realgap.errors import ConfigError
 from realgap.policy.contract import ContractMismatch, PolicyContract
 from realgap.policy.loaders import load_runtime_policy
 from realgap.runs import RunFolder, episode_file
@@ -139,6 +141,7 @@ def run_session(
     safety: SafetyConfig | None = None,
     progress: Callable[[EpisodeResult], None] | None = None,
     policy: tuple[Callable, PolicyContract] | None = None,
+    resume: bool = False,
 ) -> dict:
     """Run one episode per spot; returns (and writes to ``out/deploy.json``) a summary.
     ``policy`` (a callable and its contract) replaces loading ``policy_folder``: how an
@@ -156,11 +159,30 @@ def run_session(
         safety = safety or SafetyConfig(max_step_rad=TARGET_POLICY_MAX_STEP)
     else:
         steps = config.steps_for(contract, training_steps)
-    out = Path(out) if out is not None else None
+    run = RunFolder(out) if out is not None else None
     timing = LoopTiming(1.0 / config.control_hz)
-    results: list[EpisodeResult] = []
-    stopped = None
+    spots = list(spots)
+    results = _earlier_results(run, spots) if resume else []
+    stopped, report = None, {}
     safe = SafeArm(world.arm, safety or SafetyConfig(), world.clock)
+
+    def summarize() -> dict:
+        return {
+            "task": contract.task,
+            "world": world.name,
+            "episodes": len(results),
+            "planned_episodes": len(spots),
+            "partial": len(results) < len(spots) or stopped is not None,
+            "success_rate": float(np.mean([r.success for r in results])) if results else None,
+            "steps_per_episode": steps,
+            "checks": report,
+            "timing": timing.summary(),
+            "safety_events": [asdict(event) for event in safe.events],
+            "safety_alert": safe.alert,
+            "results": [asdict(r) for r in results],
+            "stopped": stopped,
+        }
+
     world.camera.connect()
     try:
         with safe:
@@ -172,57 +194,75 @@ def run_session(
                 )
             env = RealWorldEnv(contract, safe, world.camera, config, world.clock)
             report = env.start()
-            for index, spot in enumerate(spots):
-                recorder = EpisodeRecorder(
-                    {"task": contract.task, "world": world.name, "spot": asdict(spot)}
-                )
-                path = episode_file(out, index) if out else None
+            for index in range(len(results), len(spots)):
                 try:
-                    outcome = run_episode(env, world, policy, spot, steps, timing, recorder)
-                except BaseException as error:
-                    if path is not None:
-                        recorder.save(path, status=f"interrupted: {type(error).__name__}: {error}")
-                    raise
-                success = world.judge(outcome["estimate"], outcome["success"])
-                reason = None if success else (outcome["reason"] or "unknown")
-                if path is not None:
-                    recorder.save(path, success=bool(success), reason=reason)
-                result = EpisodeResult(
-                    spot.name,
-                    bool(success),
-                    len(recorder),
-                    "complete",
-                    recorder.meta["first_frame_time"],
-                    recorder.meta["settled_time"],
-                    str(path) if path else None,
-                    outcome["estimate"],
-                    reason,
-                    outcome["success_step"],
-                )
-                results.append(result)
-                if progress is not None:
-                    progress(result)
-                try:
+                    # Before every episode, the first included: a hot arm never starts one.
                     safe.check_temperatures()
                 except SafetyStop as stop:
                     # Stop the run, not the report: what was measured so far stands.
                     stopped = str(stop)
                     break
+                results.append(
+                    _episode(env, world, policy, spots[index], index, steps, timing, run)
+                )
+                if run is not None:  # every finished episode is on disk at once
+                    run.write_json(runs.DEPLOY, summarize())
+                if progress is not None:
+                    progress(results[-1])
+    except BaseException as error:
+        stopped = f"{type(error).__name__}: {error}"
+        raise
     finally:
         world.camera.disconnect()
         world.close()
-    summary = {
-        "task": contract.task,
-        "world": world.name,
-        "episodes": len(results),
-        "success_rate": float(np.mean([r.success for r in results])) if results else None,
-        "steps_per_episode": steps,
-        "checks": report,
-        "timing": timing.summary(),
-        "safety_events": [asdict(event) for event in safe.events],
-        "results": [asdict(r) for r in results],
-        "stopped": stopped,
-    }
-    if out is not None:
-        RunFolder(out).write_json(runs.DEPLOY, summary)
+        summary = summarize()
+        if run is not None:
+            run.write_json(runs.DEPLOY, summary)
+            if safe.alert:
+                run.file(runs.SAFETY_ALERT).write_text(safe.alert + "\n")
     return summary
+
+
+def _episode(env, world, policy, spot, index, steps, timing, run) -> EpisodeResult:
+    """One recorded episode; an interrupted one is saved with its status, then re-raised."""
+    recorder = EpisodeRecorder(
+        {"task": env.contract.task, "world": world.name, "spot": asdict(spot)}
+    )
+    path = episode_file(run.path, index) if run is not None else None
+    try:
+        outcome = run_episode(env, world, policy, spot, steps, timing, recorder)
+    except BaseException as error:
+        if path is not None:
+            recorder.save(path, status=f"interrupted: {type(error).__name__}: {error}")
+        raise
+    success = world.judge(outcome["estimate"], outcome["success"])
+    reason = None if success else (outcome["reason"] or "unknown")
+    if path is not None:
+        recorder.save(path, success=bool(success), reason=reason)
+    return EpisodeResult(
+        spot.name,
+        bool(success),
+        len(recorder),
+        "complete",
+        recorder.meta["first_frame_time"],
+        recorder.meta["settled_time"],
+        str(path) if path else None,
+        outcome["estimate"],
+        reason,
+        outcome["success_step"],
+    )
+
+
+def _earlier_results(run: RunFolder | None, spots: list[Spot]) -> list[EpisodeResult]:
+    """The finished episodes of an interrupted session in ``run`` (to resume it)."""
+    if run is None or not run.file(runs.DEPLOY).exists():
+        return []
+    earlier = json.loads(run.file(runs.DEPLOY).read_text()).get("results", [])
+    done = [EpisodeResult(**result) for result in earlier]
+    planned = [spot.name for spot in spots[: len(done)]]
+    if [result.spot for result in done] != planned or len(done) > len(spots):
+        raise ConfigError(
+            f"{run.path}: the earlier session ran other spots ({[r.spot for r in done]}); "
+            "it cannot be resumed with these (use --overwrite)"
+        )
+    return done

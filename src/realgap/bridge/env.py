@@ -21,6 +21,7 @@ import numpy as np
 from realgap.bridge.camera_lock import check_camera
 from realgap.bridge.interfaces import Camera, Clock, Frame
 from realgap.bridge.safety import SafeArm
+from realgap.errors import ConfigError
 from realgap.policy.contract import ContractMismatch, PolicyContract
 from realgap.policy_io import camera_to_policy, decode_action, policy_observation
 from realgap.sim import robot
@@ -58,9 +59,9 @@ class DeployConfig:
 
     def __post_init__(self) -> None:
         if self.control_hz <= 0:
-            raise ValueError("deploy.control_hz must be positive")
+            raise ConfigError("deploy.control_hz must be positive")
         if not 0 < self.action_scale <= 1:
-            raise ValueError(f"deploy.action_scale must be in (0, 1], got {self.action_scale}")
+            raise ConfigError(f"deploy.action_scale must be in (0, 1], got {self.action_scale}")
 
     def steps_for(self, contract: PolicyContract, training_steps: int) -> int:
         """Episode length that allows the same joint travel as a training episode."""
@@ -181,7 +182,7 @@ class RealWorldEnv:
         desired and sent."""
         action = np.asarray(action, dtype=float)
         if action.shape != (6,):
-            raise ValueError(f"action must have shape (6,), got {action.shape}")
+            raise ConfigError(f"action must have shape (6,), got {action.shape}")
         # NaN/inf pass through to the safety layer, which refuses them loudly.
         desired = decode_action(self.contract.action_mode, action, self.target, self.step_scale)
         sent = self.arm.command(desired)

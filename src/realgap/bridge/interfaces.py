@@ -10,6 +10,7 @@ backend's declared ``units``, so a conversion cannot be skipped.
 
 from __future__ import annotations
 
+import math
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -17,10 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from realgap.bridge.units import Codecs
+from realgap.errors import ConfigError, RealgapError
 from realgap.sim import robot
 
 
-class ArmDisconnected(ConnectionError):
+class ArmDisconnected(RealgapError, ConnectionError):
     """The arm stopped answering (cable pulled, power lost, port closed)."""
 
 
@@ -69,7 +71,7 @@ class Arm(ABC):
         arm: readings lose the offset, commands gain it, for fake and real arms alike."""
         offsets = np.asarray(offsets_rad, dtype=float)
         if offsets.shape != (len(self.joint_names),) or not np.all(np.isfinite(offsets)):
-            raise ValueError(
+            raise ConfigError(
                 f"joint zero offsets need {len(self.joint_names)} finite radians, "
                 f"got {offsets_rad!r}"
             )
@@ -149,6 +151,24 @@ class CameraSettings:
     gain: float = 1.0
     white_balance: float | None = None
     """Colour temperature in kelvin; None leaves auto white balance on."""
+
+    def check(self) -> CameraSettings:
+        """Refuse values no camera can be locked at (NaN, negative, absurd); returns self.
+        Read-back settings are not checked: a camera reports what it reports."""
+        for name, value, low, high in (
+            ("exposure", self.exposure, 0.0, 1e5),
+            ("gain", self.gain, 0.0, 1e3),
+        ):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(f"camera {name}: expected a number, got {value!r}")
+            if not (math.isfinite(value) and low <= value <= high) or (
+                name == "exposure" and value == 0
+            ):
+                raise ConfigError(f"camera {name} must be in ({low:g}, {high:g}], got {value!r}")
+        wb = self.white_balance
+        if wb is not None and not (isinstance(wb, (int, float)) and 1000 <= wb <= 15000):
+            raise ConfigError(f"camera white_balance must be 1000-15000 K, got {wb!r}")
+        return self
 
     @property
     def locked(self) -> bool:

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from realgap.bridge.interfaces import Arm, ArmDisconnected
+from realgap.errors import ConfigError
 from realgap.lerobot_api import LeRobotUnavailable, import_follower
 from realgap.sim import robot
 
@@ -50,7 +51,7 @@ class LeRobotArm(Arm):
         if max_relative_target is not None:
             max_relative_target = float(max_relative_target)
             if not max_relative_target > 0:
-                raise ValueError("max_relative_target must be a positive number of degrees")
+                raise ConfigError("max_relative_target must be a positive number of degrees")
         self.port, self.robot_id = port, robot_id
         self.calibration_dir = Path(calibration_dir) if calibration_dir else None
         self.max_relative_target = max_relative_target

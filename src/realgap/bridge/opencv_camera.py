@@ -16,6 +16,7 @@ import threading
 from collections import deque
 
 from realgap.bridge.interfaces import Camera, CameraSettings, Clock, Frame
+from realgap.errors import MissingExtra
 
 V4L2_MANUAL_EXPOSURE, V4L2_AUTO_EXPOSURE = 1, 3
 
@@ -24,7 +25,7 @@ def _cv2():
     try:
         import cv2
     except ImportError as error:  # pragma: no cover - depends on the environment
-        raise ImportError("the real camera needs OpenCV: pip install 'realgap[real]'") from error
+        raise MissingExtra("the real camera needs OpenCV: pip install 'realgap[real]'") from error
     return cv2
 
 

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from realgap.errors import ConfigError
+
 KEYS = ("time", "joints", "targets", "actions", "sent", "images")
 
 
@@ -94,7 +96,7 @@ def load_episode(path: str | Path) -> Episode:
     with np.load(Path(path), allow_pickle=False) as data:
         missing = [key for key in (*KEYS, "meta") if key not in data]
         if missing:
-            raise ValueError(f"{path}: not a realgap episode (missing {missing})")
+            raise ConfigError(f"{path}: not a realgap episode (missing {missing})")
         return Episode(**{key: data[key] for key in KEYS}, meta=json.loads(str(data["meta"])))
 
 

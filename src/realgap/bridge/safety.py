@@ -14,12 +14,21 @@ Each rule answers a failure seen in practice:
   disconnect does) turns torque off at once; ``hold`` holds the present pose
   for ``hold_s`` seconds so someone can catch the arm, then turns torque off.
   Either way the arm ends with torque off.
-- **Heat.** :meth:`SafeArm.check_temperatures` (between episodes) stops a run
-  above ``temperature_limit_c``.
+  Ctrl-C or SIGTERM arriving *while* the fault policy, the release or the
+  disconnect runs is deferred until they finish (:func:`deferred_interrupts`):
+  a second interrupt can never skip the torque-off.
+- **A failed torque-off is loud.** If the servos cannot be switched off (a pulled
+  cable), a CRITICAL log line says so and :attr:`SafeArm.alert` holds it, which the
+  deploy loop writes into the run folder.
+- **Heat.** :meth:`SafeArm.check_temperatures` (before the first episode and
+  between episodes) stops a run above ``temperature_limit_c``, and on a
+  temperature it cannot read.
 """
 
 from __future__ import annotations
 
+import logging
+import signal
 import threading
 import time
 from contextlib import contextmanager
@@ -29,16 +38,44 @@ from typing import Literal
 import numpy as np
 
 from realgap.bridge.interfaces import Arm, Clock
-from realgap.errors import RealgapStop
+from realgap.errors import ConfigError, RealgapError, RealgapStop
 from realgap.sim import robot
 
 
-class UnsafeCommand(ValueError):
+class UnsafeCommand(RealgapError, ValueError):
     """A command the safety layer refuses to send (NaN/inf, wrong shape)."""
 
 
 class SafetyStop(RealgapStop):
     """The run must stop: the watchdog tripped or a servo is too hot."""
+
+
+log = logging.getLogger(__name__)
+
+
+@contextmanager
+def deferred_interrupts(on_signal=None):
+    """Hold SIGINT and SIGTERM until the block has run to its end, then raise the
+    first one as ``KeyboardInterrupt`` (``"SIGTERM"`` for SIGTERM). Signals only
+    reach the main thread, so elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+
+    def hold(signum, frame) -> None:
+        received.append(signum)
+        if on_signal is not None:
+            on_signal(signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, hold) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if received:
+        raise KeyboardInterrupt("SIGTERM" if received[0] == signal.SIGTERM else "")
 
 
 TARGET_POLICY_MAX_STEP = (0.10, 0.10, 0.10, 0.10, 0.10, 0.20)
@@ -70,11 +107,11 @@ class SafetyConfig:
 
     def __post_init__(self) -> None:
         if len(self.max_step_rad) != 6 or min(self.max_step_rad) <= 0:
-            raise ValueError("safety.max_step_rad needs 6 positive values")
+            raise ConfigError("safety.max_step_rad needs 6 positive values")
         if self.on_fault not in ("release", "hold"):
-            raise ValueError(f"safety.on_fault must be 'release' or 'hold', got {self.on_fault!r}")
+            raise ConfigError(f"safety.on_fault must be 'release' or 'hold', got {self.on_fault!r}")
         if self.watchdog_s <= 0 or self.ramp_speed_rad_s <= 0:
-            raise ValueError("safety.watchdog_s and ramp_speed_rad_s must be positive")
+            raise ConfigError("safety.watchdog_s and ramp_speed_rad_s must be positive")
 
 
 @dataclass
@@ -104,6 +141,8 @@ class SafeArm:
         self._watchdog: threading.Thread | None = None
         self._stop_watchdog = threading.Event()
         self.watching = False
+        self.alert: str | None = None
+        """Set when the servos may still hold torque (torque-off failed)."""
 
     def log(self, kind: str, detail: str = "") -> None:
         self.events.append(SafetyEvent(self.clock.now(), kind, detail))
@@ -115,19 +154,25 @@ class SafeArm:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is not None:
-            self.fault(f"{exc_type.__name__}: {exc}")
-        self.close()
+        # A second Ctrl-C or a SIGTERM in here must not skip the torque-off.
+        with deferred_interrupts(self._interrupted_while_stopping):
+            if exc_type is not None:
+                self.fault(f"{exc_type.__name__}: {exc}")
+            self.close()
+
+    def _interrupted_while_stopping(self, name: str) -> None:
+        self.log("interrupt_deferred", f"{name} while stopping: release and close run first")
 
     def close(self) -> None:
         """Torque off and disconnect (what every session ends with)."""
-        self._stop_watchdog.set()
-        self.release()
-        try:
-            with self.io:
-                self.arm.disconnect()
-        except ConnectionError as error:
-            self.log("disconnect_failed", str(error))
+        with deferred_interrupts(self._interrupted_while_stopping):
+            self._stop_watchdog.set()
+            self.release()
+            try:
+                with self.io:
+                    self.arm.disconnect()
+            except ConnectionError as error:
+                self.log("disconnect_failed", str(error))
 
     # -- torque ----------------------------------------------------------------------------
     def enable(self) -> np.ndarray:
@@ -164,10 +209,12 @@ class SafeArm:
                     return
                 except ConnectionError as error:
                     if attempt == 2:
-                        self.log(
-                            "torque_off_failed",
-                            f"{error}: the servos may still hold torque; power them off",
+                        self.alert = (
+                            f"torque off failed ({error}): the servos may still hold "
+                            "torque -- power the arm off now"
                         )
+                        self.log("torque_off_failed", self.alert)
+                        log.critical("!!! %s !!!", self.alert)
 
     def fault(self, reason: str) -> None:
         """Apply the fault policy; never raises."""
@@ -231,9 +278,16 @@ class SafeArm:
             return self.arm.read_positions()
 
     def check_temperatures(self) -> np.ndarray:
-        """Read temperatures; raise :class:`SafetyStop` above the limit."""
+        """Read temperatures; raise :class:`SafetyStop` above the limit or when a
+        temperature cannot be read (a servo that reports nothing may be overheating)."""
         with self.io:
-            temperatures = self.arm.read_temperatures()
+            temperatures = np.asarray(self.arm.read_temperatures(), dtype=float)
+        if temperatures.shape != (6,) or not np.all(np.isfinite(temperatures)):
+            self.log("temperature_unreadable", str(temperatures))
+            raise SafetyStop(
+                f"servo temperatures unreadable ({temperatures}): check the servo bus "
+                "before running"
+            )
         hot = temperatures > self.config.temperature_limit_c
         if hot.any():
             names = [f"{robot.JOINT_NAMES[i]} {temperatures[i]:.0f} C" for i in np.nonzero(hot)[0]]

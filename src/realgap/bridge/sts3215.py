@@ -41,6 +41,7 @@ import tty
 
 import numpy as np
 
+from realgap.errors import ConfigError
 from realgap.sim import robot
 
 TICKS_PER_TURN = 4096
@@ -84,7 +85,7 @@ REG = {
 
 def encode_sign_magnitude(value: int, bit: int) -> int:
     if abs(value) >= 1 << bit:
-        raise ValueError(f"{value} does not fit a sign-magnitude value with sign bit {bit}")
+        raise ConfigError(f"{value} does not fit a sign-magnitude value with sign bit {bit}")
     return ((1 << bit) if value < 0 else 0) | abs(int(value))
 
 

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from realgap.errors import ConfigError
 from realgap.sim import robot
 
 
-class UnitError(ValueError):
+class UnitError(ConfigError):
     """A backend declared units realgap cannot convert, or readings outside any sane range."""
 
 

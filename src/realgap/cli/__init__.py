@@ -27,6 +27,7 @@ from realgap.cli import (
     view,
 )
 from realgap.cli import eval as eval_
+from realgap.errors import RealgapError
 
 COMMANDS = [
     demo,
@@ -47,8 +48,8 @@ COMMANDS = [
 """Subcommand modules, in the order ``realgap --help`` lists them."""
 
 
-class UserError(Exception):
-    """An error caused by the user's input: printed as one line, exit code 2."""
+USER_OS_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
+"""A path the user gave that cannot be read or written: one line, not a traceback."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -79,24 +80,25 @@ def _raise_interrupt() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one subcommand. Errors caused by input or by the world (``RealgapError``,
+    unreadable paths, a lost connection) print one line and return 2; anything else is
+    a bug in realgap and keeps its traceback. Ctrl-C returns 130, SIGTERM 143."""
     parser = build_parser()
     args = parser.parse_args(argv)
     _stop_on_sigterm()
-    from realgap.errors import RealgapStop
-
     try:
+        if isinstance(getattr(args, "task", None), str):
+            from realgap.sim.tasks import task_name
+
+            args.task = task_name(args.task)  # `realgap train reach` is Reach
         return int(args.func(args) or 0)
-    except (UserError, ValueError, FileNotFoundError, RealgapStop, ConnectionError) as error:
+    except (RealgapError, ConnectionError, *USER_OS_ERRORS) as error:
         print(f"realgap {args.command}: error: {error}", file=sys.stderr)
         return 2
-    except ImportError as error:
-        if "realgap[real]" not in str(error):
-            raise
-        print(f"realgap {args.command}: error: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"realgap {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as interrupt:
+        by = "terminated (SIGTERM)" if str(interrupt) == "SIGTERM" else "interrupted"
+        print(f"realgap {args.command}: {by}", file=sys.stderr)
+        return 143 if str(interrupt) == "SIGTERM" else 130
 
 
 if __name__ == "__main__":

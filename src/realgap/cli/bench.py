@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from realgap.errors import ConfigError
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -44,7 +46,7 @@ def run_sim(args) -> int:
     from realgap.sim.bench import bench_sim
 
     if args.envs < 1 or args.steps < 1:
-        raise ValueError("--envs and --steps must be >= 1")
+        raise ConfigError("--envs and --steps must be >= 1")
     result = bench_sim(args.task, args.envs, args.res, args.steps)
     print(
         f"{result['task']}: {result['envs']} envs, {result['res']}x{result['res']} images: "

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
-from realgap.sim.calibration import Calibration
+from realgap.errors import ConfigError
 
 
 def add_world_arguments(parser, worlds=("fake", "real"), default="fake") -> None:
@@ -17,7 +18,6 @@ def add_world_arguments(parser, worlds=("fake", "real"), default="fake") -> None
     )
     parser.add_argument(
         "--profile",
-        default="typical_so101",
         help="fake world: a shipped reality profile name or a TOML file (default typical_so101)",
     )
     parser.add_argument("--port", help="real world: the arm's serial port, e.g. /dev/ttyACM0")
@@ -36,14 +36,70 @@ def add_world_arguments(parser, worlds=("fake", "real"), default="fake") -> None
     )
 
 
+DEFAULT_PROFILE = "typical_so101"
+
+ARM_OPTIONS = {
+    "profile": "--profile",
+    "port": "--port",
+    "calibration_dir": "--calibration-dir",
+    "realtime": "--realtime",
+    "hz": "--hz",
+    "steps": "--steps",
+    "action_scale": "--action-scale",
+}
+"""Options that only mean something on a fake or real arm."""
+
+
+def add_output_arguments(parser) -> None:
+    """--resume / --overwrite: what to do with an earlier run in --out."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--resume", action="store_true", help="continue an earlier run in --out where it stopped"
+    )
+    group.add_argument(
+        "--overwrite", action="store_true", help="replace an earlier run's results in --out"
+    )
+
+
+def earlier_results(args) -> str:
+    return "resume" if args.resume else "overwrite" if args.overwrite else "refuse"
+
+
+def check_arguments(args) -> None:
+    """Refuse, before anything connects or moves, options that would be ignored or
+    cannot work: arm options in the sim, zero or negative counts, unwritable outputs."""
+    from realgap.runs import check_writable_file, check_writable_folder
+
+    if args.world == "sim":
+        given = [flag for name, flag in ARM_OPTIONS.items() if getattr(args, name, None)]
+        if given:
+            raise ConfigError(f"{', '.join(given)}: only for --world fake or real, not sim")
+    if args.world == "real" and getattr(args, "profile", None):
+        raise ConfigError("--profile is for --world fake (a real arm has no profile)")
+    for name in ("steps", "episodes", "trials"):
+        value = getattr(args, name, None)
+        if value is not None and value < 1:
+            raise ConfigError(f"--{name} must be at least 1, got {value}")
+    for name in ("hz", "action_scale"):
+        value = getattr(args, name, None)
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise ConfigError(f"--{name.replace('_', '-')} must be positive, got {value}")
+    if getattr(args, "out", None) is not None:
+        check_writable_folder(args.out)
+    if getattr(args, "json", None) is not None:
+        check_writable_file(args.json)
+
+
 def open_world(args, task: str, apply_calibration: bool = True):
     from realgap.bridge.worlds import open_fake_world, open_real_world
+    from realgap.sim.calibration import Calibration
 
     if args.world == "fake":
-        world = open_fake_world(task, args.profile, seed=args.seed, realtime=args.realtime)
+        profile = args.profile or DEFAULT_PROFILE
+        world = open_fake_world(task, profile, seed=args.seed, realtime=args.realtime)
     else:
         if not args.port:
-            raise ValueError("--world real needs --port (the arm's serial port)")
+            raise ConfigError("--world real needs --port (the arm's serial port)")
         camera = int(args.camera) if str(args.camera).isdigit() else args.camera
         world = open_real_world(task, args.port, args.robot_id, camera, args.calibration_dir)
     if apply_calibration and getattr(args, "calibration", None) is not None:
@@ -59,9 +115,9 @@ def register(subparsers) -> None:
     parser.add_argument("policy", type=Path, help="policy folder (or run folder holding policy/)")
     add_world_arguments(parser)
     parser.add_argument("--episodes", type=int, default=3)
-    parser.add_argument("--hz", type=float, default=15.0, help="control rate on the arm")
+    parser.add_argument("--hz", type=float, help="control rate on the arm (default 15)")
     parser.add_argument(
-        "--action-scale", type=float, default=0.15, help="fraction of the training action scale"
+        "--action-scale", type=float, help="fraction of the training action scale (default 0.15)"
     )
     parser.add_argument("--steps", type=int, help="steps per episode (default: from the scales)")
     parser.add_argument(
@@ -71,6 +127,7 @@ def register(subparsers) -> None:
         help="on a crash, Ctrl-C or watchdog: torque off now, or hold then release",
     )
     parser.add_argument("--out", type=Path, help="folder for recordings and deploy.json")
+    add_output_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -78,14 +135,17 @@ def run(args) -> int:
     import numpy as np
     from rich.console import Console
 
+    from realgap import runs
     from realgap.bridge.deploy import run_session
     from realgap.bridge.env import DeployConfig
     from realgap.bridge.safety import SafetyConfig
     from realgap.bridge.worlds import Spot
     from realgap.cli.export import policy_folder
     from realgap.policy.checkpoint import load_contract
+    from realgap.runs import claim
     from realgap.sim.tasks import make_task
 
+    check_arguments(args)
     console = Console()
     folder = policy_folder(args.policy)
     contract = load_contract(folder)
@@ -98,8 +158,14 @@ def run(args) -> int:
         for i, (cube, b) in enumerate(zip(cubes, bins))
     ]
     config = DeployConfig(
-        control_hz=args.hz, action_scale=args.action_scale, episode_steps=args.steps
+        control_hz=args.hz or 15.0,
+        action_scale=args.action_scale or 0.15,
+        episode_steps=args.steps,
     )
+    resume = False
+    if args.out is not None:
+        earlier = [args.out / runs.DEPLOY, *args.out.glob("episode_*.npz")]
+        resume = claim(earlier, earlier_results(args))
     world = open_world(args, contract.task)
 
     def report(result) -> None:
@@ -108,7 +174,14 @@ def run(args) -> int:
 
     console.print(f"{contract.task} on {world.name}: {args.episodes} episodes at {args.hz} Hz")
     summary = run_session(
-        world, folder, spots, args.out, config, SafetyConfig(on_fault=args.on_fault), report
+        world,
+        folder,
+        spots,
+        args.out,
+        config,
+        SafetyConfig(on_fault=args.on_fault),
+        report,
+        resume=resume,
     )
     timing = summary["timing"]
     console.print(

@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from realgap.cli.deploy import add_world_arguments
-from realgap.sim.calibration import Calibration, load_twin
-from realgap.sim.randomization import DomainRandomization
+from realgap.cli.deploy import (
+    add_output_arguments,
+    add_world_arguments,
+    check_arguments,
+    earlier_results,
+)
+from realgap.errors import ConfigError
 
 
 def register(subparsers) -> None:
@@ -19,8 +23,10 @@ def register(subparsers) -> None:
     add_world_arguments(parser, worlds=("sim", "fake", "real"), default="sim")
     parser.add_argument("--layout", type=Path, help="layout TOML (default: the shipped 13 spots)")
     parser.add_argument("--trials", type=int, default=39, help="episodes in total over the spots")
-    parser.add_argument("--hz", type=float, default=15.0, help="fake/real: control rate")
-    parser.add_argument("--action-scale", type=float, default=0.15)
+    parser.add_argument("--hz", type=float, help="fake/real: control rate (default 15)")
+    parser.add_argument(
+        "--action-scale", type=float, help="fake/real: fraction of the training scale (0.15)"
+    )
     parser.add_argument("--steps", type=int, help="fake/real: steps per episode")
     parser.add_argument(
         "--twin",
@@ -34,6 +40,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--json", type=Path, help="write the result here")
     parser.add_argument("--out", type=Path, help="folder for recordings and eval_<world>.json")
+    add_output_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -45,11 +52,16 @@ def run(args) -> int:
     from realgap.cli.export import policy_folder
     from realgap.eval.layout import load_layout
     from realgap.eval.matched import evaluate
+    from realgap.sim.calibration import Calibration, load_twin
+    from realgap.sim.randomization import DomainRandomization
 
+    check_arguments(args)
     folder = policy_folder(args.policy)
     layout = load_layout(args.layout)
     config = DeployConfig(
-        control_hz=args.hz, action_scale=args.action_scale, episode_steps=args.steps
+        control_hz=args.hz or 15.0,
+        action_scale=args.action_scale or 0.15,
+        episode_steps=args.steps,
     )
     calibration = None if args.calibration is None else Calibration.load(args.calibration)
     twin = None if args.twin is None else load_twin(args.twin)
@@ -57,7 +69,9 @@ def run(args) -> int:
     if args.randomization is not None:
         widths = DomainRandomization.from_toml(args.randomization)
     if (twin is not None or widths is not None) and args.world != "sim":
-        raise ValueError("--twin and --randomization are for --world sim (an arm is its own world)")
+        raise ConfigError(
+            "--twin and --randomization are for --world sim (an arm is its own world)"
+        )
     with Progress(transient=True) as progress:
         bar = progress.add_task(f"eval ({args.world})", total=args.trials)
         result = evaluate(
@@ -73,6 +87,7 @@ def run(args) -> int:
             calibration=calibration,
             twin=twin,
             randomization=widths,
+            earlier=earlier_results(args),
         )
     print_result(result)
     if result.get("stopped"):

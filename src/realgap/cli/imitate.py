@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from realgap.cli.deploy import add_world_arguments
+from realgap.errors import ConfigError
 
 
 def register(subparsers) -> None:
@@ -77,7 +78,7 @@ def run_demos(args) -> int:
 
     make_task(args.task)
     if args.noise and args.world != "sim":
-        raise ValueError("--noise is for sim demonstrations; a real operator's noise is their own")
+        raise ConfigError("--noise is for sim demonstrations; a real operator's noise is their own")
     if args.world == "sim":
         result = record_sim_demos(args.task, args.episodes, args.out, args.seed, noise=args.noise)
     else:

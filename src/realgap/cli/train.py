@@ -59,11 +59,9 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from realgap.runtime import configure_torch_threads
-    from realgap.sim.tasks import make_task
     from realgap.train import distill, sac
 
     configure_torch_threads()
-    make_task(args.task)  # unknown names fail here, before any work
     files = {
         "twin": str(args.twin) if args.twin else None,
         "randomization": str(args.randomization) if args.randomization else None,

@@ -29,6 +29,7 @@ from scipy.optimize import least_squares
 
 from realgap.diagnose.recording import CalibrationRecording
 from realgap.diagnose.twin import TwinCamera, centroid, cube_mask
+from realgap.errors import ConfigError
 
 SUPERSAMPLE = 4
 PLAUSIBLE_OFFSET_DEG = 10.0
@@ -55,7 +56,7 @@ def estimate_joint_offsets(recording: CalibrationRecording, min_frames: int = 8)
     masks = [cube_mask(f) for f in frames]
     keep = [i for i, m in enumerate(masks) if centroid(m) is not None]
     if len(keep) < min_frames:
-        raise ValueError(
+        raise ConfigError(
             f"the cube is visible in only {len(keep)} of {len(frames)} pose-sweep frames "
             f"(need {min_frames}); place it nearer the start pose's view and record again"
         )

@@ -23,6 +23,7 @@ import numpy as np
 
 from realgap.bridge.safety import SafeArm
 from realgap.bridge.worlds import Spot, World, at_start_pose
+from realgap.errors import ConfigError
 from realgap.sim import robot
 
 POSE_EXCURSION_RAD = np.array([0.30, 0.15, 0.20, 0.25, 0.40, 0.0])
@@ -60,7 +61,7 @@ class CalibrationRecording:
             raise FileNotFoundError(f"calibration recording not found: {path}")
         with np.load(path, allow_pickle=False) as data:
             if "header" not in data:
-                raise ValueError(f"{path}: not a realgap calibration recording")
+                raise ConfigError(f"{path}: not a realgap calibration recording")
             header = json.loads(str(data["header"]))
             header["cube_xy"] = tuple(header["cube_xy"])
             arrays = {k: data[k] for k in data.files if k != "header"}

@@ -16,6 +16,7 @@ import mujoco
 import numpy as np
 
 from realgap.bridge.profile import RealityProfile
+from realgap.errors import ConfigError
 from realgap.eval.layout import Layout
 from realgap.sim import robot
 from realgap.sim.batched_env import BatchedEnv
@@ -32,7 +33,7 @@ REFERENCE_SIM_CUBE = {"mass_kg": 0.003, "friction": 2.0}
 def frame_check(x: float, y: float, measured_from: str = "arm") -> dict:
     """A placement measured from the rotation axis ("arm") or the sim origin ("sim")."""
     if measured_from not in ("arm", "sim"):
-        raise ValueError("measured_from must be 'arm' or 'sim'")
+        raise ConfigError("measured_from must be 'arm' or 'sim'")
     xy = np.array([x, y], dtype=float)
     arm = xy if measured_from == "arm" else robot.sim_to_arm(xy)
     return {

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from realgap.bridge.worlds import Spot
+from realgap.errors import ConfigError
 from realgap.sim import robot
 from realgap.sim.tasks import make_task
 from realgap.sim.tasks.base import TaskConfig
@@ -58,7 +59,9 @@ class Layout:
     def trials_per_spot(self, total: int) -> list[int]:
         """Split ``total`` trials over the spots as evenly as possible."""
         if total < len(self.spots):
-            raise ValueError(f"--trials {total} is fewer than the layout's {len(self.spots)} spots")
+            raise ConfigError(
+                f"--trials {total} is fewer than the layout's {len(self.spots)} spots"
+            )
         base, extra = divmod(total, len(self.spots))
         return [base + (i < extra) for i in range(len(self.spots))]
 
@@ -86,23 +89,23 @@ def load_layout(path: str | Path | None = None) -> Layout:
     data = tomllib.loads(path.read_text())
     unknown = sorted(set(data) - {"name", "frame", "spot"})
     if unknown:
-        raise ValueError(f"{path}: unknown layout keys {unknown}")
+        raise ConfigError(f"{path}: unknown layout keys {unknown}")
     frame = data.get("frame", "arm")
     if frame not in ("arm", "sim"):
-        raise ValueError(f"{path}: frame must be 'arm' or 'sim', got {frame!r}")
+        raise ConfigError(f"{path}: frame must be 'arm' or 'sim', got {frame!r}")
     convert = robot.sim_to_arm if frame == "sim" else np.asarray
     spots = []
     for index, entry in enumerate(data.get("spot", [])):
         where = f"{path}: spot {index + 1}"
         unknown = sorted(set(entry) - {"name", "cube", "bin", "yaw_deg"})
         if unknown:
-            raise ValueError(f"{where}: unknown keys {unknown}")
+            raise ConfigError(f"{where}: unknown keys {unknown}")
         if "cube" not in entry or len(entry["cube"]) != 2:
-            raise ValueError(f"{where}: needs cube = [x, y] (metres)")
+            raise ConfigError(f"{where}: needs cube = [x, y] (metres)")
         cube = tuple(float(v) for v in convert(entry["cube"]))
         bin_xy = tuple(float(v) for v in convert(entry["bin"])) if "bin" in entry else None
         if max(abs(v) for v in cube) > 1.0:
-            raise ValueError(f"{where}: cube {cube} is over 1 m away; positions are in metres")
+            raise ConfigError(f"{where}: cube {cube} is over 1 m away; positions are in metres")
         spots.append(
             Spot(
                 name=str(entry.get("name", f"spot{index + 1}")),
@@ -112,5 +115,5 @@ def load_layout(path: str | Path | None = None) -> Layout:
             )
         )
     if not spots:
-        raise ValueError(f"{path}: a layout needs at least one [[spot]]")
+        raise ConfigError(f"{path}: a layout needs at least one [[spot]]")
     return Layout(str(data.get("name", path.stem)), tuple(spots))

@@ -10,19 +10,22 @@ square are reported under ``out_of_distribution`` and never averaged into
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
+from realgap import runs
 from realgap.bridge.deploy import run_session
 from realgap.bridge.recording import EpisodeRecorder
 from realgap.bridge.worlds import Spot
+from realgap.errors import ConfigError
 from realgap.eval.layout import Layout
 from realgap.eval.stats import rate
 from realgap.policy.loaders import load_runtime_policy
-from realgap.runs import RunFolder, episode_file
+from realgap.runs import RunFolder, claim, episode_file
 from realgap.sim import robot
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.calibration import Calibration
@@ -51,12 +54,14 @@ def evaluate_in_sim(
     twin: TwinParams | None = None,
     action_mode: str = "delta",
     randomization: DomainRandomization | None = None,
+    into: list[dict] | None = None,
 ) -> list[dict]:
     """Episodes in the nominal twin (no randomization) -- or in an arm's ``twin``, or
     under a ``randomization`` around it -- batched; one dict per episode.
-    ``action_mode`` is the policy contract's."""
+    ``action_mode`` is the policy contract's. Episodes are appended to ``into`` (a new
+    list by default) chunk by chunk, so an interrupted run keeps the finished ones."""
     rows = _episode_rows(layout, trials)
-    episodes: list[dict] = []
+    episodes: list[dict] = [] if into is None else into
     for start in range(0, len(rows), chunk):
         part = rows[start : start + chunk]
         env = BatchedEnv(
@@ -189,63 +194,105 @@ def evaluate(
     calibration: Calibration | None = None,
     twin: TwinParams | None = None,
     randomization: DomainRandomization | None = None,
+    earlier: str = "refuse",
 ) -> dict:
     """Evaluate in ``world`` ("sim", or "fake"/"real" with ``open_world(task)``). A
     calibration corrects the bridge's joint readings (fake/real) or, in the sim without
     an explicit ``twin``, gives the arm's twin to evaluate in. ``randomization`` (sim
-    only) evaluates under randomized twins around it."""
+    only) evaluates under randomized twins around it.
+
+    Results in ``out`` are written as episodes finish; an interrupted or stopped run
+    leaves an ``eval_<world>.json`` marked ``partial`` with every finished episode.
+    ``earlier`` says what to do with an earlier run of the same world in ``out``:
+    ``refuse`` (default), ``resume`` (fake/real: continue after its last finished
+    episode; sim: run again) or ``overwrite``."""
     policy, contract = load_runtime_policy(policy_folder)
     layout = layout.for_task(contract.task)
+    rows = _episode_rows(layout, trials)
     run = RunFolder(out) if out is not None else None
-    extra = {}
     calibrated = calibration is not None or twin is not None
     suffix = " (calibrated)" if calibrated else ""
-    tag = world + ("_calibrated" if calibrated else "")
     if randomization is not None:
         if world != "sim":
-            raise ValueError("a randomization is for the sim (an arm is its own world)")
-        suffix, tag = suffix + " (randomized)", tag + "_randomized"
+            raise ConfigError("a randomization is for the sim (an arm is its own world)")
+        suffix += " (randomized)"
+    target = None
     if world == "sim":
-        if twin is None and calibration is not None:
-            twin = calibration.twin()
-        episodes = evaluate_in_sim(
-            policy,
-            contract.task,
-            layout,
-            trials,
-            seed,
-            run.episodes_folder(tag) if run else None,
-            progress=progress,
-            twin=twin,
-            action_mode=contract.action_mode,
-            randomization=randomization,
-        )
         world_name = "sim" + suffix
     else:
-        rows = _episode_rows(layout, trials)
-        target = open_world(contract.task)
-        if calibration is not None:
-            target.arm.apply_calibration(calibration.joint_offsets_rad)
+        target = open_world(contract.task)  # builds the world; connects nothing yet
         world_name = target.name + suffix
-        tag = world_name.replace(":", "_").replace(" (calibrated)", "_calibrated")
-        session = run_session(
-            target,
-            policy_folder,
-            [spot for _, spot in rows],
-            run.episodes_folder(tag) if run else None,
-            deploy_config,
-            progress=(lambda result: progress(1)) if progress else None,
-        )
-        episodes = [
-            {**result, "spot_index": index} for (index, _), result in zip(rows, session["results"])
-        ]
-        extra = {"timing": session["timing"], "checks": session["checks"]}
-        extra["safety_events"] = session["safety_events"]
-        extra["stopped"] = session["stopped"]
-        if "profile" in target.extra:
-            extra["profile"] = target.extra["profile"].to_dict()
-    summary = summarize(episodes, layout, world_name, contract.task, str(policy_folder), extra)
-    summary["episodes"] = episodes
+    tag = world_tag_of(world_name)
+    resumed = False
     if run is not None:
-        run.write_json(run.eval_file(tag).name, summary)
-    return summary
+        resumed = claim([run.eval_file(tag), run.episodes_folder(tag)], earlier)
+    finished: list[dict] = []
+    extra: dict = {}
+
+    def write(partial: bool, stopped: str | None = None) -> dict:
+        summary = summarize(finished, layout, world_name, contract.task, str(policy_folder), extra)
+        summary.update(partial=partial, planned_trials=len(rows), episodes=finished)
+        if stopped is not None:
+            summary["stopped"] = stopped
+        if run is not None:
+            run.write_json(run.eval_file(tag).name, summary)
+        return summary
+
+    try:
+        if target is None:
+            evaluate_in_sim(
+                policy,
+                contract.task,
+                layout,
+                trials,
+                seed,
+                run.episodes_folder(tag) if run else None,
+                progress=progress,
+                twin=twin if twin is not None or calibration is None else calibration.twin(),
+                action_mode=contract.action_mode,
+                randomization=randomization,
+                into=finished,
+            )
+        else:
+            if calibration is not None:
+                target.arm.apply_calibration(calibration.joint_offsets_rad)
+
+            session = run_session(
+                target,
+                policy_folder,
+                [spot for _, spot in rows],
+                run.episodes_folder(tag) if run else None,
+                deploy_config,
+                progress=(lambda result: progress(1)) if progress else None,
+                resume=resumed,
+            )
+            finished[:] = _with_spot_index(rows, session["results"])
+            extra.update(
+                timing=session["timing"],
+                checks=session["checks"],
+                safety_events=session["safety_events"],
+                stopped=session["stopped"],
+            )
+            if "profile" in target.extra:
+                extra["profile"] = target.extra["profile"].to_dict()
+    except BaseException as error:
+        if target is not None and run is not None:
+            # The session wrote every finished episode before it let the error through.
+            session_file = run.episodes_folder(tag) / runs.DEPLOY
+            if session_file.exists():
+                results = json.loads(session_file.read_text())["results"]
+                finished[:] = _with_spot_index(rows, results)
+        write(True, f"{type(error).__name__}: {error}")
+        raise
+    return write(len(finished) < len(rows) or bool(extra.get("stopped")))
+
+
+def _with_spot_index(rows, results: list[dict]) -> list[dict]:
+    return [{**result, "spot_index": index} for (index, _), result in zip(rows, results)]
+
+
+def world_tag_of(world_name: str) -> str:
+    """File-name tag of a world: ``fake:typical_so101 (calibrated)`` ->
+    ``fake_typical_so101_calibrated``."""
+    tag = world_name.replace(":", "_").replace(" (calibrated)", "_calibrated")
+    return tag.replace(" (randomized)", "_randomized")

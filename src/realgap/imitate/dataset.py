@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from realgap.errors import ConfigError
+
 CODEBASE_VERSION = "v3.0"
 DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
 EPISODES_PATH = "meta/episodes/chunk-000/file-000.parquet"
@@ -80,9 +82,9 @@ class DemoWriter:
         states = np.asarray(states, dtype=np.float32)
         actions = np.asarray(actions, dtype=np.float32)
         if not len(images) == len(states) == len(actions) > 0:
-            raise ValueError("an episode needs as many images, states and actions (at least 1)")
+            raise ConfigError("an episode needs as many images, states and actions (at least 1)")
         if states.shape[1:] != (12,) or actions.shape[1:] != (6,) or images.shape[-1] != 3:
-            raise ValueError(
+            raise ConfigError(
                 f"expected images (T, R, R, 3), states (T, 12), actions (T, 6); got "
                 f"{images.shape}, {states.shape}, {actions.shape}"
             )
@@ -93,7 +95,7 @@ class DemoWriter:
         import pyarrow.parquet as pq
 
         if not self.episodes:
-            raise ValueError("no episodes to write")
+            raise ConfigError("no episodes to write")
         images = np.concatenate([e[0] for e in self.episodes])
         states = np.concatenate([e[1] for e in self.episodes])
         actions = np.concatenate([e[2] for e in self.episodes])
@@ -206,9 +208,9 @@ def load_demos(root: str | Path) -> Demos:
     info = json.loads(info_path.read_text())
     missing = [k for k in (IMAGE, STATE, ACTION) if k not in info["features"]]
     if missing:
-        raise ValueError(f"{root}: dataset lacks the features {missing}")
+        raise ConfigError(f"{root}: dataset lacks the features {missing}")
     if info["features"][IMAGE]["dtype"] != "image":
-        raise ValueError(f"{root}: {IMAGE} is stored as {info['features'][IMAGE]['dtype']}")
+        raise ConfigError(f"{root}: {IMAGE} is stored as {info['features'][IMAGE]['dtype']}")
     tables = [pq.read_table(p) for p in sorted((root / "data").glob("chunk-*/file-*.parquet"))]
     import pyarrow as pa
 

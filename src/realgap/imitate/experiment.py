@@ -116,6 +116,7 @@ def run_experiment(config: ExperimentConfig, console: Console | None = None) -> 
                 deploy_config=DeployConfig(lock_folder=cameras),
                 seed=config.seed,
                 out=out / "eval" / Path(policies[name].out).name,
+                earlier="overwrite",  # this command owns its folder
             )
             results[name][world] = result["overall"]
     table = {

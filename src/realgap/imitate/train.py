@@ -26,6 +26,7 @@ import torch
 from rich.progress import Progress
 
 from realgap import runs
+from realgap.errors import ConfigError
 from realgap.imitate.act import ACTLearner, act_statistics
 from realgap.imitate.dataset import Demos, load_demos
 from realgap.imitate.policy import ChunkLearner, ChunkPolicy, load_chunk_policy
@@ -104,7 +105,7 @@ class MixSampler:
 
     def __init__(self, sim_size: int, real_size: int, mix: float, batch: int, seed: int = 0):
         if not 0.0 <= mix <= 1.0:
-            raise ValueError(f"--mix must be in [0, 1], got {mix}")
+            raise ConfigError(f"--mix must be in [0, 1], got {mix}")
         self.sim_size, self.real_size, self.batch = sim_size, real_size, batch
         self.rng = np.random.default_rng(seed)
         real = round(mix * batch) if sim_size and real_size else (batch if real_size else 0)
@@ -122,7 +123,7 @@ def make_learner(args: Args, sources: dict[str, Demos], data: dict, image_size: 
     if args.init:
         kind = load_contract(args.init).extra.get("policy", "chunk")
         if kind != args.policy:
-            raise ValueError(f"--init {args.init} holds a {kind!r} policy; pass --policy {kind}")
+            raise ConfigError(f"--init {args.init} holds a {kind!r} policy; pass --policy {kind}")
     if args.policy == "act":
         if args.init:
             return ACTLearner.load(args.init)
@@ -152,9 +153,9 @@ def main(args: Args) -> dict:
     """Train; returns the summary written to ``out/summary.json``."""
     started = time.perf_counter()
     if args.sim is None and args.real is None:
-        raise ValueError("give --sim and/or --real demonstrations")
+        raise ConfigError("give --sim and/or --real demonstrations")
     if args.policy not in ("chunk", "act"):
-        raise ValueError(f"--policy must be chunk or act, got {args.policy!r}")
+        raise ConfigError(f"--policy must be chunk or act, got {args.policy!r}")
     torch.manual_seed(args.seed)
     run = RunFolder(args.out)
     run.write_config("imitate", asdict(args))
@@ -166,9 +167,9 @@ def main(args: Args) -> dict:
     first = next(iter(sources.values()))
     task = task_for_instruction(first.task)
     if task is None:
-        raise ValueError(f"unknown task text {first.task!r} in the dataset")
+        raise ConfigError(f"unknown task text {first.task!r} in the dataset")
     if len({d.fps for d in sources.values()}) > 1:
-        raise ValueError(f"the datasets were recorded at different rates: {args.sim}, {args.real}")
+        raise ConfigError(f"the datasets were recorded at different rates: {args.sim}, {args.real}")
     image_size = first.images.shape[1]
     data = {}
     for name, demos in sources.items():

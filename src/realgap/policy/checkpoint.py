@@ -13,47 +13,61 @@ so a checkpoint written on a GPU machine loads on a CPU-only laptop.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 
-from realgap.policy.contract import PolicyContract
+from realgap.policy.contract import ContractMismatch, PolicyContract
+from realgap.policy.folder import (
+    CONTRACT,
+    WEIGHTS,
+    check_weights,
+    load_contract,
+    weights_digest,
+)
 from realgap.policy.networks import VisualPolicy
-
-WEIGHTS = "policy.pt"
-CONTRACT = "contract.json"
 
 
 def save_policy(folder: str | Path, policy: VisualPolicy, contract: PolicyContract) -> Path:
-    """Write weights (on CPU) and contract; returns the folder."""
+    """Write weights (on CPU) and the contract, tied to them by their digest."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     cpu_state = {name: tensor.detach().cpu() for name, tensor in policy.state_dict().items()}
     torch.save({"state_dict": cpu_state, "image_size": policy.image_size}, folder / WEIGHTS)
+    contract = replace(contract, weights_sha256=weights_digest(folder / WEIGHTS))
     (folder / CONTRACT).write_text(json.dumps(contract.to_dict(), indent=2))
     return folder
-
-
-def load_contract(folder: str | Path) -> PolicyContract:
-    path = Path(folder) / CONTRACT
-    if not path.exists():
-        raise FileNotFoundError(f"{folder}: no {CONTRACT}; is this a realgap policy folder?")
-    return PolicyContract.from_dict(json.loads(path.read_text()))
 
 
 def load_policy(
     folder: str | Path, expect: PolicyContract | None = None, ignore: tuple[str, ...] = ()
 ) -> tuple[VisualPolicy, PolicyContract]:
-    """Load a policy on the CPU; with ``expect``, refuse a mismatched contract."""
+    """Load a policy on the CPU; with ``expect``, refuse a mismatched contract. Corrupt,
+    truncated or non-finite weights, and weights of another image size than the
+    contract's, are refused with the file named."""
     folder = Path(folder)
     contract = load_contract(folder)
     if expect is not None:
         contract.check(expect, ignore=ignore)
-    weights = folder / WEIGHTS
-    if not weights.exists():
-        raise FileNotFoundError(f"{folder}: no {WEIGHTS}")
-    payload = torch.load(weights, map_location="cpu", weights_only=True)
-    policy = VisualPolicy(image_size=int(payload["image_size"]))
-    policy.load_state_dict(payload["state_dict"])
+    weights = check_weights(folder, contract)
+    try:
+        payload = torch.load(weights, map_location="cpu", weights_only=True)
+        state, size = payload["state_dict"], int(payload["image_size"])
+    except Exception as error:  # torch raises many types for a bad file
+        raise ContractMismatch(f"{weights}: not a readable realgap checkpoint ({error})") from None
+    if size != contract.image_size:
+        raise ContractMismatch(
+            f"{weights}: weights take {size}x{size} images, contract.json says "
+            f"{contract.image_size}x{contract.image_size}"
+        )
+    policy = VisualPolicy(image_size=size)
+    try:
+        policy.load_state_dict(state)
+    except (RuntimeError, TypeError, AttributeError) as error:
+        raise ContractMismatch(f"{weights}: weights do not fit the network ({error})") from None
+    bad = [name for name, tensor in state.items() if not torch.isfinite(tensor).all()]
+    if bad:
+        raise ContractMismatch(f"{weights}: NaN or inf in {bad[:3]}; the policy is unusable")
     policy.eval()
     return policy, contract

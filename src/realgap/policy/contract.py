@@ -12,12 +12,14 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field, fields
 
+from realgap.errors import ConfigError
+from realgap.policy_io import ACTION_MODES
 from realgap.sim import robot
 
 CONTRACT_VERSION = 1
 
 
-class ContractMismatch(ValueError):
+class ContractMismatch(ConfigError):
     """A policy's contract differs from the world it is asked to run in."""
 
 
@@ -42,8 +44,30 @@ class PolicyContract:
     the readings' frame (imitation policies, like LeRobot's ACT), reached at most
     ``action_scale`` per step (see :func:`realgap.policy_io.decode_action`)."""
     version: int = CONTRACT_VERSION
+    weights_sha256: str = field(default="", compare=False)
+    """Digest of the ``policy.pt`` this contract was saved with: a contract copied
+    from another policy, or weights changed after training, are refused at load."""
     extra: dict = field(default_factory=dict, compare=False)
     """Informational fields (training recipe, parameter count); not checked."""
+
+    def __post_init__(self) -> None:
+        size = self.image_size
+        if isinstance(size, bool) or not isinstance(size, int) or size < 4:
+            raise ContractMismatch(f"image_size: need a whole number >= 4, got {size!r}")
+        hz = self.control_hz
+        if isinstance(hz, bool) or not isinstance(hz, (int, float)) or not 0 < hz < 1000:
+            raise ContractMismatch(f"control_hz: need a positive rate, got {hz!r}")
+        scale = self.action_scale
+        if len(scale) != len(self.joint_names) or not all(
+            isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in scale
+        ):
+            raise ContractMismatch(
+                f"action_scale: need {len(self.joint_names)} positive numbers, got {scale!r}"
+            )
+        if self.action_mode not in ACTION_MODES:
+            raise ContractMismatch(
+                f"action_mode: {self.action_mode!r} is not one of {list(ACTION_MODES)}"
+            )
 
     @classmethod
     def for_env(cls, env) -> PolicyContract:
@@ -66,7 +90,10 @@ class PolicyContract:
         if unknown:
             raise ContractMismatch(f"policy contract has unknown fields {unknown}")
         values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
-        return cls(**values)
+        try:
+            return cls(**values)
+        except TypeError as error:  # a missing field, or a number where a list belongs
+            raise ContractMismatch(f"policy contract: {error}") from None
 
     def differences(self, other: PolicyContract, ignore: tuple[str, ...] = ()) -> list[str]:
         """Human-readable list of fields that differ (floats compared to 1e-6)."""

@@ -9,6 +9,7 @@ kinds), so the deployment code never imports the code that trained a policy.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -18,9 +19,11 @@ import torch
 
 from realgap.policy.checkpoint import load_contract, load_policy
 from realgap.policy.contract import ContractMismatch, PolicyContract
-from realgap.policy.onnx_policy import ONNX_FILE, OnnxPolicy
+from realgap.policy.folder import WEIGHTS
+from realgap.policy.onnx_policy import ONNX_FILE, OnnxPolicy, StaleExport
 
 ENTRY_POINT_GROUP = "realgap.policy_loaders"
+log = logging.getLogger(__name__)
 
 Runtime = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """``policy(image, state) -> action`` for one observation or a batch; stateful
@@ -73,9 +76,17 @@ def load_runtime_policy(folder: str | Path) -> tuple[Runtime, PolicyContract]:
 
 @register_policy_loader("visual")
 def load_visual_policy(folder: Path) -> Runtime:
-    """The ONNX export (onnxruntime + numpy only) when present, else the torch weights."""
+    """The ONNX export (onnxruntime + numpy only) when it comes from the folder's
+    weights, else the torch weights. An export of other weights is refused; one that
+    does not say where it came from (before realgap stored digests) is passed over."""
     if (folder / ONNX_FILE).exists():
-        return OnnxPolicy(folder)
+        try:
+            return OnnxPolicy(folder)
+        except StaleExport as stale:
+            if (folder / WEIGHTS).exists() and "does not say" in str(stale):
+                log.warning("%s; using policy.pt", stale)
+            else:
+                raise
     network, _ = load_policy(folder)
 
     def act(image, state):

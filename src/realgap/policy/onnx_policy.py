@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
+from realgap.policy.contract import ContractMismatch
+from realgap.policy.folder import check_weights, load_contract, weights_digest
+
 ONNX_FILE = "policy.onnx"
+DIGEST_KEY = "realgap.weights_sha256"
+"""ONNX metadata: the digest of the policy.pt the model was exported from."""
+
+
+class StaleExport(ContractMismatch):
+    """policy.onnx does not come from the folder's current weights."""
+
+    def __init__(self, problem: str):
+        super().__init__(f"{problem}: run `realgap export` on the policy folder again")
 
 
 def export_onnx(folder: str | Path) -> Path:
     """Export ``folder``'s policy to ``folder/policy.onnx`` (opset 17)."""
+    import onnx
     import torch
 
-    from realgap.policy.checkpoint import load_policy
+    from realgap.policy.checkpoint import load_policy  # torch: only when exporting
 
     folder = Path(folder)
-    policy, _ = load_policy(folder)
+    policy, contract = load_policy(folder)
     size = policy.image_size
     image = torch.zeros(1, size, size, 3, dtype=torch.uint8)
     state = torch.zeros(1, 12)
@@ -32,6 +44,11 @@ def export_onnx(folder: str | Path) -> Path:
         opset_version=17,
         dynamo=False,
     )
+    # Tie the export to the weights it came from: a later policy.pt makes it stale.
+    model = onnx.load(str(path))
+    entry = model.metadata_props.add()
+    entry.key, entry.value = DIGEST_KEY, weights_digest(check_weights(folder, contract))
+    onnx.save(model, str(path))
     return path
 
 
@@ -45,13 +62,26 @@ class OnnxPolicy:
         path = folder / ONNX_FILE
         if not path.exists():
             raise FileNotFoundError(f"{path} not found; run `realgap export {folder}` first")
+        contract = load_contract(folder)
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        self.session = onnxruntime.InferenceSession(
-            str(path), options, providers=["CPUExecutionProvider"]
-        )
-        self.contract = json.loads((folder / "contract.json").read_text())
+        try:
+            self.session = onnxruntime.InferenceSession(
+                str(path), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as error:  # onnxruntime raises its own types for a bad file
+            raise ContractMismatch(f"{path}: not a readable ONNX model ({error})") from None
+        exported_from = self.session.get_modelmeta().custom_metadata_map.get(DIGEST_KEY)
+        if exported_from is None:
+            raise StaleExport(f"{path} does not say which weights it came from")
+        if contract.weights_sha256 and exported_from != contract.weights_sha256:
+            raise StaleExport(f"{path} was exported from other weights than this policy's")
+        size = contract.image_size
+        declared = self.session.get_inputs()[0].shape[1:3]
+        if list(declared) != [size, size]:
+            raise ContractMismatch(f"{path}: takes {declared} images, contract says {size}")
+        self.contract = contract.to_dict()
 
     def __call__(self, image: np.ndarray, state: np.ndarray) -> np.ndarray:
         image = np.ascontiguousarray(image, dtype=np.uint8)

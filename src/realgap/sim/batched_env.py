@@ -32,6 +32,7 @@ import mujoco
 import mujoco.batch
 import numpy as np
 
+from realgap.errors import ConfigError
 from realgap.policy_io import ACTION_MODES, decode_action, policy_observation
 from realgap.sim import robot
 from realgap.sim.physics import PHYSICS_FIELDS, CommandDelay, TwinModel
@@ -69,12 +70,12 @@ class BatchedEnv:
         nthread: int = 0,
     ):
         if num_envs < 1:
-            raise ValueError("num_envs must be >= 1")
+            raise ConfigError("num_envs must be >= 1")
         self.task = task if isinstance(task, Task) else make_task(task, config)
         self.config = self.task.config
         self.num_envs = num_envs
         if action_mode not in ACTION_MODES:
-            raise ValueError(
+            raise ConfigError(
                 f"action_mode must be one of {list(ACTION_MODES)}, got {action_mode!r}"
             )
         self.action_mode = action_mode
@@ -222,10 +223,10 @@ class BatchedEnv:
         """Apply one control step; finished envs are reset and report in ``info``."""
         action = np.asarray(action, dtype=float)
         if action.shape != (self.num_envs, 6):
-            raise ValueError(f"action must have shape ({self.num_envs}, 6), got {action.shape}")
+            raise ConfigError(f"action must have shape ({self.num_envs}, 6), got {action.shape}")
         if not np.all(np.isfinite(action)):
             bad = np.unique(np.nonzero(~np.isfinite(action))[0]).tolist()
-            raise ValueError(f"action contains NaN or inf (envs {bad}); refusing to step")
+            raise ConfigError(f"action contains NaN or inf (envs {bad}); refusing to step")
         # The servo targets are true angles; policies read them with the zero offsets.
         desired = decode_action(
             self.action_mode, action, self.target, self.action_scale, self.params.joint_offset

@@ -13,7 +13,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from realgap.sim.randomization import TwinBatch
+from realgap.sim.randomization import NOMINAL, TwinBatch
 from realgap.sim.scene import CUBE, joint_ids
 
 PHYSICS_FIELDS = (
@@ -57,9 +57,10 @@ class TwinModel:
         the model's derived constants (``set_const`` / ``mj_setConst``): stale ones make
         light cubes blow up."""
         nom, body, geom, act, dof = self.nominal, self.cube_body, self.cube_geom, self.act, self.dof
-        mass_scale = twin.cube_mass_kg / nom["body_mass"][body]
-        size_scale = twin.cube_size_m / (2 * nom["geom_size"][geom, 0])
-        rows["body_mass"][ids, body] = twin.cube_mass_kg
+        # Scales of this scene's cube (exactly the twin's scales for the default scene).
+        mass_scale = twin.cube_mass_scale * (NOMINAL.cube.mass_kg / nom["body_mass"][body])
+        size_scale = twin.cube_size_scale * (NOMINAL.cube.size_m / (2 * nom["geom_size"][geom, 0]))
+        rows["body_mass"][ids, body] = nom["body_mass"][body] * mass_scale
         rows["body_inertia"][ids, body] = (
             nom["body_inertia"][body] * (mass_scale * size_scale**2)[:, None]
         )

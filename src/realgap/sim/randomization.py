@@ -21,10 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
+from realgap.errors import ConfigError
 from realgap.sim.robot import JOINT_NAMES
 from realgap.sim.twin import TwinParams, TwinParamsError, read_toml
 
 Range = tuple[float, float]
+NOMINAL = TwinParams()
 
 
 @dataclass(frozen=True)
@@ -88,20 +90,20 @@ class DomainRandomization:
 
     def __post_init__(self) -> None:
         if not isinstance(self.centre, TwinParams):
-            raise ValueError(f"randomization.centre: need TwinParams, got {self.centre!r}")
+            raise ConfigError(f"randomization.centre: need TwinParams, got {self.centre!r}")
         for f in fields(self):
             if f.name == "centre":
                 continue
             value = getattr(self, f.name)
             if isinstance(value, tuple):
                 if len(value) != 2 or not all(np.isfinite(value)) or value[0] > value[1]:
-                    raise ValueError(f"randomization.{f.name}: need [low, high], got {value}")
+                    raise ConfigError(f"randomization.{f.name}: need [low, high], got {value}")
                 if f.name.endswith("scale") and value[0] <= 0:
-                    raise ValueError(f"randomization.{f.name}: scales must be positive")
+                    raise ConfigError(f"randomization.{f.name}: scales must be positive")
                 if f.name == "latency_steps" and value[0] + self.centre.servo.latency_steps < 0:
-                    raise ValueError("randomization.latency_steps: latency cannot go below 0")
+                    raise ConfigError("randomization.latency_steps: latency cannot go below 0")
             elif not np.isfinite(value) or value < 0:
-                raise ValueError(f"randomization.{f.name}: must be >= 0, got {value}")
+                raise ConfigError(f"randomization.{f.name}: must be >= 0, got {value}")
 
     @classmethod
     def none(cls, centre: TwinParams | None = None) -> DomainRandomization:
@@ -157,8 +159,10 @@ class TwinBatch:
     """One twin per env for ``n`` envs (every array has leading dimension n), plus the
     episode's image augmentation (brightness, contrast, saturation, hue)."""
 
-    cube_mass_kg: np.ndarray
-    cube_size_m: np.ndarray
+    cube_mass_scale: np.ndarray
+    """Cube mass over the nominal twin's (a scale keeps the nominal arithmetic exact)."""
+    cube_size_scale: np.ndarray
+    """Cube edge over the nominal twin's."""
     cube_friction: np.ndarray
     cube_rgb: np.ndarray  # (n, 3)
     finger_friction: np.ndarray
@@ -182,6 +186,14 @@ class TwinBatch:
     contrast: np.ndarray
     saturation: np.ndarray
     hue: np.ndarray
+
+    @property
+    def cube_mass_kg(self) -> np.ndarray:
+        return NOMINAL.cube.mass_kg * self.cube_mass_scale
+
+    @property
+    def cube_size_m(self) -> np.ndarray:
+        return NOMINAL.cube.size_m * self.cube_size_scale
 
     def assign(self, ids: np.ndarray, other: TwinBatch) -> None:
         """Overwrite rows ``ids`` with ``other``'s rows."""
@@ -218,8 +230,8 @@ def sample_episode(config: DomainRandomization, rng: np.random.Generator, n: int
     low_lat, high_lat = config.latency_steps
     tile = lambda values: np.tile(np.asarray(values, dtype=float), (n, 1))  # noqa: E731
     # Draw order is the stream's order: new fields are drawn after the old ones.
-    mass = c.cube.mass_kg * _uniform(rng, config.cube_mass_scale, n)
-    size = c.cube.size_m * _uniform(rng, config.cube_size_scale, n)
+    mass = (c.cube.mass_kg / NOMINAL.cube.mass_kg) * _uniform(rng, config.cube_mass_scale, n)
+    size = (c.cube.size_m / NOMINAL.cube.size_m) * _uniform(rng, config.cube_size_scale, n)
     friction = c.cube.friction * _uniform(rng, config.cube_friction_scale, n)
     rgb = np.clip(tile(c.cube.color_rgb) + sym(config.cube_rgb_jitter, n, 3), 0.0, 1.0)
     fingers = c.fingers.friction * _uniform(rng, config.finger_friction_scale, n)
@@ -241,8 +253,8 @@ def sample_episode(config: DomainRandomization, rng: np.random.Generator, n: int
     # the same episodes (start poses and cube spots are drawn from ``rng`` next).
     later = np.random.Generator(rng.bit_generator.jumped())
     return TwinBatch(
-        cube_mass_kg=mass,
-        cube_size_m=size,
+        cube_mass_scale=mass,
+        cube_size_scale=size,
         cube_friction=friction,
         cube_rgb=rgb,
         finger_friction=fingers,

@@ -15,6 +15,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from realgap.errors import ConfigError
 from realgap.sim import robot
 
 CUBE = "cube"
@@ -50,13 +51,13 @@ def check_joint_contract(spec: mujoco.MjSpec, source: str) -> None:
     names = [joint.name for joint in spec.joints if joint.type == mujoco.mjtJoint.mjJNT_HINGE]
     missing = [name for name in robot.JOINT_NAMES if name not in names]
     if missing:
-        raise ValueError(
+        raise ConfigError(
             f"{source}: arm model lacks joints {missing}; realgap needs hinge joints "
             f"named {list(robot.JOINT_NAMES)} (found {names})"
         )
     for body in (robot.GRIPPER_BODY,):
         if spec.body(body) is None:
-            raise ValueError(f"{source}: arm model lacks the body {body!r}")
+            raise ConfigError(f"{source}: arm model lacks the body {body!r}")
 
 
 def _load_arm(config: SceneConfig) -> mujoco.MjSpec:

@@ -32,12 +32,13 @@ from pathlib import Path
 
 import numpy as np
 
+from realgap.errors import ConfigError
 from realgap.sim.scene import SceneConfig
 
 _SCENE = SceneConfig()
 
 
-class TwinParamsError(ValueError):
+class TwinParamsError(ConfigError):
     """A twin-parameter file or table has an unknown key or a bad value (named)."""
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from realgap.errors import ConfigError
 from realgap.toy import adaptation
 from realgap.toy.pointmass import (
     DEFAULT_RANDOMIZED,
@@ -75,9 +76,9 @@ class ToyConfig:
 
     def __post_init__(self) -> None:
         if self.seeds_policies < 1 or self.seeds_other < 1:
-            raise ValueError("need at least one seed per table")
+            raise ConfigError("need at least one seed per table")
         if self.train_steps < 1 or self.estimator_steps < 1:
-            raise ValueError("train_steps must be positive")
+            raise ConfigError("train_steps must be positive")
 
 
 def _build(kind: str, seeds: list[int]):

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from realgap.errors import ConfigError
+
 STEPS = 40
 """Control steps per rollout (found by grid search, see module docstring)."""
 DT = 0.05
@@ -61,7 +63,7 @@ class MassRange:
 
     def __post_init__(self) -> None:
         if not (0 < self.low <= self.high):
-            raise ValueError(f"mass range needs 0 < low <= high, got {self.low}-{self.high}")
+            raise ConfigError(f"mass range needs 0 < low <= high, got {self.low}-{self.high}")
 
     @property
     def nominal(self) -> bool:
@@ -184,7 +186,7 @@ def train(policy: nn.Module, seeds: list[int], ranges: list[MassRange], steps: i
     policy is built, as in the published reproduction.
     """
     if len(ranges) != len(seeds):
-        raise ValueError("need one mass range per seed")
+        raise ConfigError("need one mass range per seed")
     generators = [torch.Generator().manual_seed(seed) for seed in seeds]
     optimizer = torch.optim.Adam(policy.parameters(), lr=policy.lr)
     for _ in range(steps):

@@ -24,6 +24,7 @@ import torch
 from rich.progress import Progress
 
 from realgap import runs
+from realgap.errors import ConfigError
 from realgap.policy.networks import StateTeacher, VisualPolicy
 from realgap.runs import RunFolder
 from realgap.sim.batched_env import BatchedEnv
@@ -294,7 +295,7 @@ def train_student(args: Args, teacher: StateTeacher | None, log) -> tuple[Visual
 def main(args: Args) -> dict:
     """Train teacher and student; returns the summary written to ``out/summary.json``."""
     if args.teacher not in ("ppo", "scripted"):
-        raise ValueError(f"teacher must be 'ppo' or 'scripted', got {args.teacher!r}")
+        raise ConfigError(f"teacher must be 'ppo' or 'scripted', got {args.teacher!r}")
     started = time.perf_counter()
     torch.manual_seed(args.seed)
     run = RunFolder(args.out)

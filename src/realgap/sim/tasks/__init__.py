@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from realgap.errors import ConfigError
 from realgap.sim.tasks.base import SimState, Task, TaskConfig
 from realgap.sim.tasks.pick_cube import PickCube, PickCubeConfig
 from realgap.sim.tasks.place_cube import PlaceCube, PlaceCubeConfig
@@ -15,14 +16,20 @@ TASKS: dict[str, type[Task]] = {
 """Name -> task class. Gymnasium ids are ``realgap/<Name>-v0``."""
 
 
+def task_name(name: str) -> str:
+    """The registered spelling of a task name, matched case-insensitively."""
+    by_lower = {known.lower(): known for known in TASKS}
+    try:
+        return by_lower[str(name).strip().lower()]
+    except KeyError:
+        raise ConfigError(f"unknown task {name!r}; known tasks: {sorted(TASKS)}") from None
+
+
 def make_task(name: str, config: TaskConfig | None = None) -> Task:
     """Instantiate a registered task; unknown names list the known ones."""
-    try:
-        cls = TASKS[name]
-    except KeyError:
-        raise ValueError(f"unknown task {name!r}; known tasks: {sorted(TASKS)}") from None
+    cls = TASKS[task_name(name)]
     if config is not None and not isinstance(config, cls.config_type):
-        raise ValueError(f"{name} needs a {cls.config_type.__name__}, got {type(config).__name__}")
+        raise ConfigError(f"{name} needs a {cls.config_type.__name__}, got {type(config).__name__}")
     return cls(config)
 
 
@@ -44,4 +51,5 @@ __all__ = [
     "TaskConfig",
     "make_task",
     "task_for_instruction",
+    "task_name",
 ]

@@ -12,6 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from realgap.errors import ConfigError
 from realgap.sim import robot
 from realgap.sim.scene import SceneConfig
 
@@ -43,15 +44,15 @@ class TaskConfig:
 
     def __post_init__(self) -> None:
         if self.episode_steps < 1:
-            raise ValueError("episode_steps must be >= 1")
+            raise ConfigError("episode_steps must be >= 1")
         if len(self.action_scale) != len(robot.JOINT_NAMES):
-            raise ValueError(f"action_scale needs {len(robot.JOINT_NAMES)} values")
+            raise ConfigError(f"action_scale needs {len(robot.JOINT_NAMES)} values")
         if self.image_size < 4 or self.render_supersample < 1:
-            raise ValueError("image_size must be >= 4 and render_supersample >= 1")
+            raise ConfigError("image_size must be >= 4 and render_supersample >= 1")
         if self.control_hz <= 0 or self.physics_hz < 2 * self.control_hz:
-            raise ValueError("need physics_hz >= 2 * control_hz > 0")
+            raise ConfigError("need physics_hz >= 2 * control_hz > 0")
         if self.cube_square_size < 0:
-            raise ValueError("cube_square_size must be >= 0")
+            raise ConfigError("cube_square_size must be >= 0")
 
 
 @dataclass
