@@ -1,6 +1,7 @@
 """The main job end to end: `realgap demo --quick`, then eval, deploy and report on its output."""
 
 import json
+import os
 import shutil
 import subprocess
 
@@ -81,13 +82,19 @@ def test_deploy_command_runs_and_refuses_a_missing_lock(demo, monkeypatch, capsy
     assert "realgap camera lock" in capsys.readouterr().err
 
 
-def test_report_renders_in_headless_chromium(demo, tmp_path):
+def chromium() -> str:
+    """The headless browser; CI installs Debian's chromium and must never skip this."""
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but no Chromium: .ci/run installs Debian's chromium")
         pytest.skip("no Chromium installed (Debian: apt-get install chromium)")
-    assert main(["report", str(demo)]) == 0
+    return browser
+
+
+def render_dom(page, profile) -> str:
     command = [
-        browser,
+        chromium(),
         "--headless",
         "--no-sandbox",
         "--disable-gpu",
@@ -95,13 +102,48 @@ def test_report_renders_in_headless_chromium(demo, tmp_path):
         "--disable-component-update",
         "--disable-sync",
         "--no-first-run",
-        f"--user-data-dir={tmp_path / 'profile'}",
+        f"--user-data-dir={profile}",
         "--virtual-time-budget=5000",
         "--dump-dom",
-        (demo / "report.html").as_uri(),
+        page.as_uri(),
     ]
-    dom = subprocess.run(command, capture_output=True, text=True, timeout=120).stdout
+    return subprocess.run(command, capture_output=True, text=True, timeout=120).stdout
+
+
+def test_report_renders_in_headless_chromium(demo, tmp_path):
+    chromium()
+    assert main(["report", str(demo)]) == 0
+    dom = render_dom(demo / "report.html", tmp_path / "profile")
     assert "Reality gap" in dom and "fake:typical_so101" in dom
     images = int(dom.split('data-images="')[1].split('"')[0])
     decoded = int(dom.split('data-decoded="')[1].split('"')[0])
     assert images >= 5 and decoded == images  # every embedded figure decoded
+
+
+def test_report_of_an_interrupted_eval_shows_it_as_partial(demo, tmp_path, monkeypatch):
+    """Ctrl-C in episode 5 of a fake-arm eval: the finished episodes are kept, the eval
+    file says partial, and the report (rendered in Chromium) says so too."""
+    import realgap.bridge.deploy as deploy
+
+    chromium()
+    monkeypatch.setenv("REALGAP_HOME", str(tmp_path / "home"))
+    policy = json.loads((demo / "summary.json").read_text())["policy"]
+    assert main(["camera", "lock", "--world", "fake", "--profile", "nominal"]) == 0
+    real_episode = deploy.run_episode
+
+    def interrupt_the_fifth(*args, calls=[]):  # noqa: B006 - a call counter
+        calls.append(1)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return real_episode(*args)
+
+    monkeypatch.setattr(deploy, "run_episode", interrupt_the_fifth)
+    out = tmp_path / "run"
+    args = ["eval", policy, "--world", "fake", "--profile", "nominal", "--trials", "13"]
+    assert main([*args, "--steps", "20", "--out", str(out)]) == 130
+    result = json.loads((out / "eval_fake_nominal.json").read_text())
+    assert result["partial"] and len(result["episodes"]) == 4 and result["planned_trials"] == 13
+    assert result["stopped"].startswith("KeyboardInterrupt")
+    assert main(["report", str(out)]) == 0
+    dom = render_dom(out / "report.html", tmp_path / "profile")
+    assert "partial: 4 of 13 episodes" in dom and "stopped early" in dom

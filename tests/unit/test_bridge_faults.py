@@ -214,12 +214,28 @@ def test_pulled_cable_stops_the_run_and_keeps_the_data(home, policy_dir, monkeyp
     )
 
 
-def test_hot_servo_stops_between_episodes(home, policy_dir):
+def test_hot_servo_never_starts_an_episode(home, policy_dir):
     world = locked_world()
     world.extra["world"].temperature[2] = 80.0
     summary = run_session(world, policy_dir, SPOTS * 2, config=SHORT)
+    # Checked before the first episode too (it used to run one full episode first).
+    assert summary["episodes"] == 0 and "elbow_flex" in summary["stopped"]
+    assert summary["partial"] and not world.extra["world"].torque.any()
+
+
+def test_servo_heating_mid_run_stops_between_episodes(home, policy_dir, monkeypatch):
+    world = locked_world()
+    fake = world.extra["world"]
+
+    def heat_up(image, state, calls=[]):  # noqa: B006 - a call counter
+        calls.append(1)
+        fake.temperature[2] = 80.0  # the elbow overheats during the first episode
+        return np.zeros(6)
+
+    use_policy(monkeypatch, heat_up)
+    summary = run_session(world, policy_dir, SPOTS * 2, config=SHORT)
     assert summary["episodes"] == 1 and "elbow_flex" in summary["stopped"]  # results kept
-    assert not world.extra["world"].torque.any()
+    assert not fake.torque.any()
 
 
 def test_session_reports_loop_timing_and_records_every_step(home, policy_dir):

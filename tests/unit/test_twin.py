@@ -38,8 +38,10 @@ def test_twin_toml_round_trip_and_errors_name_file_and_key(tmp_path):
         path.write_text(text)
         with pytest.raises(TwinParamsError, match=rf"{path.name}.*{named}"):
             TwinParams.from_toml(path)
-    with pytest.raises(TwinParamsError, match="no such file"):
+    with pytest.raises(TwinParamsError, match="is a folder"):
         TwinParams.from_toml(tmp_path)
+    with pytest.raises(TwinParamsError, match="no such file"):
+        TwinParams.from_toml(tmp_path / "missing.toml")
 
 
 def test_calibration_is_a_partial_twin_with_uncertainties(tmp_path):

@@ -66,6 +66,35 @@ class Layout:
         return [base + (i < extra) for i in range(len(self.spots))]
 
 
+def _number(where: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{where}: expected a number, got {value!r}")
+    if not math.isfinite(value):
+        raise ConfigError(f"{where}: must be finite, got {value!r}")
+    return float(value)
+
+
+def _position(where: str, value, convert) -> tuple[float, float]:
+    """[x, y] in metres, checked, in the arm frame, and where the arm can work."""
+    if not isinstance(value, list) or len(value) != 2:
+        raise ConfigError(f"{where}: expected [x, y] in metres, got {value!r}")
+    xy = tuple(float(v) for v in convert([_number(where, v) for v in value]))
+    distance = math.hypot(*xy)
+    if distance > 1.0:
+        raise ConfigError(f"{where}: {xy} is over 1 m away; positions are in metres")
+    if distance < robot.BASE_CLEARANCE_M:
+        raise ConfigError(
+            f"{where}: {xy} is {distance * 100:.1f} cm from the rotation axis, inside the "
+            f"arm's base (nothing closer than {robot.BASE_CLEARANCE_M * 100:.0f} cm)"
+        )
+    if distance > robot.REACH_M:
+        raise ConfigError(
+            f"{where}: {xy} is {distance * 100:.1f} cm from the rotation axis, out of the "
+            f"arm's reach ({robot.REACH_M * 100:.0f} cm)"
+        )
+    return xy
+
+
 def in_training_square(cube_xy, config: TaskConfig) -> bool:
     half = config.cube_square_size / 2 + 1e-9
     offset = np.abs(np.asarray(cube_xy) - np.asarray(config.cube_square_center))
@@ -86,7 +115,10 @@ def load_layout(path: str | Path | None = None) -> Layout:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"layout not found: {path}")
-    data = tomllib.loads(path.read_text())
+    try:
+        data = tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: not valid TOML ({error})") from None
     unknown = sorted(set(data) - {"name", "frame", "spot"})
     if unknown:
         raise ConfigError(f"{path}: unknown layout keys {unknown}")
@@ -94,26 +126,28 @@ def load_layout(path: str | Path | None = None) -> Layout:
     if frame not in ("arm", "sim"):
         raise ConfigError(f"{path}: frame must be 'arm' or 'sim', got {frame!r}")
     convert = robot.sim_to_arm if frame == "sim" else np.asarray
+    entries = data.get("spot", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise ConfigError(f"{path}: spots are [[spot]] tables")
     spots = []
-    for index, entry in enumerate(data.get("spot", [])):
-        where = f"{path}: spot {index + 1}"
+    for index, entry in enumerate(entries):
+        name = entry.get("name", f"spot{index + 1}")
+        where = f"{path}: spot {index + 1} ({name})"
         unknown = sorted(set(entry) - {"name", "cube", "bin", "yaw_deg"})
         if unknown:
             raise ConfigError(f"{where}: unknown keys {unknown}")
-        if "cube" not in entry or len(entry["cube"]) != 2:
+        if "cube" not in entry:
             raise ConfigError(f"{where}: needs cube = [x, y] (metres)")
-        cube = tuple(float(v) for v in convert(entry["cube"]))
-        bin_xy = tuple(float(v) for v in convert(entry["bin"])) if "bin" in entry else None
-        if max(abs(v) for v in cube) > 1.0:
-            raise ConfigError(f"{where}: cube {cube} is over 1 m away; positions are in metres")
-        spots.append(
-            Spot(
-                name=str(entry.get("name", f"spot{index + 1}")),
-                cube_xy=cube,
-                bin_xy=bin_xy,
-                yaw=math.radians(float(entry.get("yaw_deg", 0.0))),
-            )
-        )
+        cube = _position(f"{where}: cube", entry["cube"], convert)
+        bin_xy = _position(f"{where}: bin", entry["bin"], convert) if "bin" in entry else None
+        yaw = _number(f"{where}: yaw_deg", entry.get("yaw_deg", 0.0))
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"{where}: name must be text, got {name!r}")
+        spots.append(Spot(name=name, cube_xy=cube, bin_xy=bin_xy, yaw=math.radians(yaw)))
     if not spots:
         raise ConfigError(f"{path}: a layout needs at least one [[spot]]")
+    names = [spot.name for spot in spots]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ConfigError(f"{path}: spot names must be unique; repeated: {repeated}")
     return Layout(str(data.get("name", path.stem)), tuple(spots))

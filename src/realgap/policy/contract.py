@@ -58,8 +58,10 @@ class PolicyContract:
         if isinstance(hz, bool) or not isinstance(hz, (int, float)) or not 0 < hz < 1000:
             raise ContractMismatch(f"control_hz: need a positive rate, got {hz!r}")
         scale = self.action_scale
-        if len(scale) != len(self.joint_names) or not all(
-            isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in scale
+        if (
+            not isinstance(scale, (tuple, list))
+            or len(scale) != len(self.joint_names)
+            or not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in scale)
         ):
             raise ContractMismatch(
                 f"action_scale: need {len(self.joint_names)} positive numbers, got {scale!r}"

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from realgap.policy.contract import ContractMismatch
-from realgap.policy.folder import check_weights, load_contract, weights_digest
+from realgap.policy.folder import WEIGHTS, check_weights, load_contract, weights_digest
 
 ONNX_FILE = "policy.onnx"
 DIGEST_KEY = "realgap.weights_sha256"
@@ -77,6 +77,9 @@ class OnnxPolicy:
             raise StaleExport(f"{path} does not say which weights it came from")
         if contract.weights_sha256 and exported_from != contract.weights_sha256:
             raise StaleExport(f"{path} was exported from other weights than this policy's")
+        weights = folder / WEIGHTS
+        if weights.exists() and weights_digest(weights) != exported_from:
+            raise StaleExport(f"{path} was exported from other weights than {weights}")
         size = contract.image_size
         declared = self.session.get_inputs()[0].shape[1:3]
         if list(declared) != [size, size]:

@@ -97,6 +97,11 @@ def gap_rows(evaluations: list[dict]) -> list[dict]:
     rows = []
     for result in evaluations:
         row = {"world": result.get("label", result["world"]), **result["overall"]}
+        if result.get("partial"):
+            done = len(result.get("episodes", []))
+            planned = result.get("planned_trials", done)
+            row["world"] += f" (partial: {done} of {planned} episodes)"
+            row["stopped"] = result.get("stopped")
         row["outside"] = result["out_of_distribution"]
         sim = sims.get(policy_name(result))
         if sim is not None and result is not sim:
@@ -156,6 +161,13 @@ def _gap_section(evaluations: list[dict], task: str) -> list[str]:
         "<table><tr><th>world</th><th>success</th><th>95% interval</th><th>trials</th>"
         "<th>gap vs sim</th><th>gap 95% interval</th><th>outside training square</th></tr>"
     ]
+    stopped = [row for row in rows if row.get("stopped")]
+    for row in stopped:
+        out.append(
+            f'<p class="bad">{html.escape(row["world"])} stopped early: '
+            f"{html.escape(str(row['stopped']))}. Its figures count only the finished "
+            "episodes.</p>"
+        )
     for row in rows:
         gap = row.get("gap")
         gap_text = "-" if gap is None else f"{gap['gap']:+.0%}"

@@ -51,6 +51,14 @@ LINK_MASSES = {
 """Link masses in kg (so101_new_calib.xml inertials)."""
 
 PAN_AXIS_XY = np.array([0.0388353, 0.0])
+
+BASE_CLEARANCE_M = 0.05
+"""Nothing can be placed closer than this to the rotation axis: the base plate reaches
+3.9 cm behind it (PAN_AXIS_XY) and about as far to the sides and front."""
+REACH_M = 0.40
+"""Farthest cube centre from the rotation axis the jaws can reach at table height:
+upper arm 11.3 cm + forearm 13.5 cm + wrist-to-pinch ~10 cm, plus the shoulder's
+forward offset (official MJCF link lengths, rounded up)."""
 """Where the shoulder_pan rotation axis meets the table, in the sim (base) frame.
 
 The sim origin is the base's back edge, 3.9 cm *behind* the rotation axis.

@@ -180,6 +180,8 @@ RANGES = {
 def read_toml(path: str | Path, error: type[ValueError]) -> dict:
     """Parse a TOML file; a missing file, a folder or bad TOML raise ``error`` naming it."""
     path = Path(path)
+    if path.is_dir():
+        raise error(f"{path}: is a folder, not a TOML file")
     if not path.is_file():
         raise error(f"{path}: no such file")
     try:
