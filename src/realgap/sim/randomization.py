@@ -233,7 +233,10 @@ def sample_episode(config: DomainRandomization, rng: np.random.Generator, n: int
     mass = (c.cube.mass_kg / NOMINAL.cube.mass_kg) * _uniform(rng, config.cube_mass_scale, n)
     size = (c.cube.size_m / NOMINAL.cube.size_m) * _uniform(rng, config.cube_size_scale, n)
     friction = c.cube.friction * _uniform(rng, config.cube_friction_scale, n)
-    rgb = np.clip(tile(c.cube.color_rgb) + sym(config.cube_rgb_jitter, n, 3), 0.0, 1.0)
+    # Colours live in float32 in the model: jitter the float32 colour, as the renderer
+    # always did, so a nominal twin renders bit for bit as before.
+    colour = np.tile(np.asarray(c.cube.color_rgb, dtype=np.float32), (n, 1))
+    rgb = np.clip(colour + sym(config.cube_rgb_jitter, n, 3), 0.0, 1.0)
     fingers = c.fingers.friction * _uniform(rng, config.finger_friction_scale, n)
     offset = c.joint_offsets_rad + np.deg2rad(sym(config.joint_offset_deg, n, joints))
     kp = c.servo.kp_scale * _uniform(rng, config.kp_scale, n)
