@@ -35,7 +35,7 @@ import numpy as np
 from realgap.errors import ConfigError
 from realgap.policy_io import ACTION_MODES, decode_action, policy_observation
 from realgap.sim import robot
-from realgap.sim.physics import PHYSICS_FIELDS, CommandDelay, TwinModel
+from realgap.sim.physics import JOINT_FIELDS, PHYSICS_FIELDS, CommandDelay, TwinModel
 from realgap.sim.randomization import (
     DomainRandomization,
     TwinBatch,
@@ -104,7 +104,8 @@ class BatchedEnv:
         self.sentinel = self.batch.bind("userdata")
         self.mocap_pos = self.batch.bind("mocap_pos") if self.model.nmocap else None
         self.twin_model = TwinModel(self.model)
-        self._expanded = {name: self.batch.expand(name) for name in PHYSICS_FIELDS}
+        fields = [f for f in PHYSICS_FIELDS if f not in JOINT_FIELDS or self._varies_joints()]
+        self._expanded = {name: self.batch.expand(name) for name in fields}
 
         n = num_envs
         self.params: TwinBatch = sample_episode(self.randomization, self.rng, n)
@@ -130,6 +131,12 @@ class BatchedEnv:
         scene = replace(self.task.scene_config(), timestep=1.0 / self.config.physics_hz)
         model, _ = compile_scene(scene)
         return model
+
+    def _varies_joints(self) -> bool:
+        """Whether any env's twin scales joint damping or friction loss."""
+        r, servo = self.randomization, self.randomization.centre.servo
+        scales = {*r.damping_scale, *r.frictionloss_scale}
+        return servo.damping_scale != 1 or servo.frictionloss_scale != 1 or scales != {1.0}
 
     def _substeps(self, hz) -> np.ndarray:
         return np.maximum(1, np.round(self.config.physics_hz / np.asarray(hz))).astype(int)

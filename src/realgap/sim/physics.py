@@ -29,6 +29,10 @@ PHYSICS_FIELDS = (
 )
 """Model arrays a twin changes."""
 
+JOINT_FIELDS = ("dof_damping", "dof_frictionloss")
+"""Fields only some twins change: a batch expands them only then (every expanded field
+costs batched-step time; these two cost ~9% at 64 envs)."""
+
 PAD_GEOMS = ("fixed_jaw", "moving_jaw")
 
 
@@ -74,12 +78,14 @@ class TwinModel:
         rows["actuator_forcerange"][np.ix_(ids, act)] = (
             nom["actuator_forcerange"][act][None] * twin.torque_scale[:, None, None]
         )
-        rows["dof_damping"][np.ix_(ids, dof)] = (
-            nom["dof_damping"][dof][None] * (twin.damping_scale[:, None])
-        )
-        rows["dof_frictionloss"][np.ix_(ids, dof)] = (
-            nom["dof_frictionloss"][dof][None] * (twin.frictionloss_scale[:, None])
-        )
+        for name, scale in (
+            ("dof_damping", twin.damping_scale),
+            ("dof_frictionloss", twin.frictionloss_scale),
+        ):
+            if name in rows:  # a batch expands these only when a twin changes them
+                rows[name][np.ix_(ids, dof)] = nom[name][dof][None] * scale[:, None]
+            elif np.any(scale != 1.0):
+                raise ValueError(f"{name} is not expanded, but the twin scales it")
 
 
 class CommandDelay:
