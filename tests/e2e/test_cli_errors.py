@@ -130,3 +130,16 @@ def test_user_errors_are_one_line_and_bugs_keep_their_traceback(monkeypatch, cap
     monkeypatch.setattr(view, "run", lambda args: (_ for _ in ()).throw(ValueError("a bug")))
     with pytest.raises(ValueError, match="a bug"):
         main(["view", "Reach", "--out", "x.png"])
+
+
+def test_diagnose_attribute_names_the_one_difference(capsys, policy, tmp_path):
+    twin = tmp_path / "arm.toml"
+    twin.write_text("[camera]\nbackground_rgb = [0.7, 0.7, 0.7]\n")
+    out = tmp_path / "attribution"
+    argv = ["diagnose", "attribute", policy, str(twin), "--trials", "13", "--out", str(out)]
+    assert main(argv) == 0
+    result = json.loads((out / "attribution.json").read_text())
+    assert [row["difference"] for row in result["differences"]] == ["camera.background_rgb"]
+    assert result["nominal"]["trials"] == result["calibrated"]["trials"] == 9
+    assert "Gap attribution" in (out / "attribution.section.html").read_text()
+    refused(capsys, [*argv[:4], "--trials", "0"], "--trials")

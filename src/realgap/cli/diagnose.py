@@ -37,6 +37,16 @@ def register(subparsers) -> None:
     everything.add_argument("--out", type=Path, required=True, help="folder (e.g. a run folder)")
     everything.add_argument("--layout", type=Path)
     everything.set_defaults(func=run_all)
+    attribution = sub.add_parser(
+        "attribute", help="points each measured difference costs (alone, and removed)"
+    )
+    attribution.add_argument("policy", type=Path, help="policy folder (or its run folder)")
+    attribution.add_argument("calibration", type=Path, help="calibration.json or a twin TOML")
+    attribution.add_argument("--layout", type=Path)
+    attribution.add_argument("--trials", type=int, default=39, help="episodes per twin")
+    attribution.add_argument("--seed", type=int, default=0)
+    attribution.add_argument("--out", type=Path, help="folder for attribution.json (+ report)")
+    attribution.set_defaults(func=run_attribute)
 
 
 def run_camera(args) -> int:
@@ -102,4 +112,50 @@ def run_all(args) -> int:
     summary = {k: result[k] for k in ("joints", "servos")}
     print(json.dumps(summary, indent=1, default=float))
     print(f"wrote {args.out / 'calibration.json'} and the report section in {args.out}")
+    return 0
+
+
+def run_attribute(args) -> int:
+    from realgap.cli.export import policy_folder
+    from realgap.diagnose.attribute import attribute, section_html
+    from realgap.errors import ConfigError
+    from realgap.eval.layout import load_layout
+    from realgap.runs import RunFolder, check_writable_folder
+    from realgap.sim.calibration import Calibration
+    from realgap.sim.twin import TwinParams, flatten
+
+    if args.trials < 1:
+        raise ConfigError(f"--trials must be at least 1, got {args.trials}")
+    if args.out is not None:
+        check_writable_folder(args.out)
+    if args.calibration.suffix == ".json":
+        calibration = Calibration.load(args.calibration)
+    else:  # a twin file: every value that differs from the nominal twin is "measured"
+        twin = TwinParams.from_toml(args.calibration)
+        calibration = Calibration({k: v for k, v in flatten(twin.to_dict()).items()})
+    result = attribute(
+        policy_folder(args.policy),
+        calibration,
+        load_layout(args.layout),
+        args.trials,
+        args.seed,
+        progress=lambda label: print(f"  evaluating: {label}"),
+    )
+    nominal, full = result["nominal"], result["calibrated"]
+    print(
+        f"nominal twin {nominal['success_rate']:.0%}, calibrated twin "
+        f"{full['success_rate']:.0%} (gap {result['gap']['gap']:+.0%})"
+    )
+    for row in result["differences"]:
+        alone, gain = row["cost_alone"], row["gain_if_removed"]
+        print(
+            f"{row['difference']:>28}: costs {alone['gap']:+.0%} alone "
+            f"({alone['ci95'][0]:+.0%} to {alone['ci95'][1]:+.0%}); fixing it gains "
+            f"{gain['gap']:+.0%} ({gain['ci95'][0]:+.0%} to {gain['ci95'][1]:+.0%})"
+        )
+    if args.out is not None:
+        run = RunFolder(args.out)
+        run.write_json("attribution.json", result)
+        run.file("attribution.section.html").write_text(section_html(result))
+        print(f"wrote {run.file('attribution.json')}")
     return 0
