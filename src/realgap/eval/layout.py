@@ -20,7 +20,6 @@ outside the task's training square are flagged ``in_distribution=False``.
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -32,6 +31,7 @@ from realgap.errors import ConfigError
 from realgap.sim import robot
 from realgap.sim.tasks import make_task
 from realgap.sim.tasks.base import TaskConfig
+from realgap.sim.twin import read_toml
 
 
 @dataclass(frozen=True)
@@ -115,10 +115,7 @@ def load_layout(path: str | Path | None = None) -> Layout:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"layout not found: {path}")
-    try:
-        data = tomllib.loads(path.read_text())
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{path}: not valid TOML ({error})") from None
+    data = read_toml(path, ConfigError)
     unknown = sorted(set(data) - {"name", "frame", "spot"})
     if unknown:
         raise ConfigError(f"{path}: unknown layout keys {unknown}")

@@ -7,10 +7,10 @@ running an exported policy never imports torch.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 from realgap.policy.contract import ContractMismatch, PolicyContract
+from realgap.sim.twin import read_json_object
 
 WEIGHTS = "policy.pt"
 CONTRACT = "contract.json"
@@ -27,12 +27,7 @@ def load_contract(folder: str | Path) -> PolicyContract:
     path = Path(folder) / CONTRACT
     if not path.is_file():
         raise FileNotFoundError(f"{folder}: no {CONTRACT}; is this a realgap policy folder?")
-    try:
-        data = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ContractMismatch(f"{path}: not a policy contract ({error})") from None
-    if not isinstance(data, dict):
-        raise ContractMismatch(f"{path}: not a policy contract (expected a JSON object)")
+    data = read_json_object(path, ContractMismatch, "policy contract")
     try:
         return PolicyContract.from_dict(data)
     except ContractMismatch as error:

@@ -35,6 +35,7 @@ from realgap.sim.twin import (
     check_value,
     flatten,
     parse_sections,
+    read_json_object,
     unflatten,
 )
 
@@ -105,14 +106,7 @@ class Calibration:
         if path is None:
             return cls()
         path = Path(path)
-        if not path.is_file():
-            raise CalibrationError(f"{path}: no such calibration file")
-        try:
-            data = json.loads(path.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise CalibrationError(f"{path}: not a calibration file ({error})") from None
-        if not isinstance(data, dict):
-            raise CalibrationError(f"{path}: expected a JSON object")
+        data = read_json_object(path, CalibrationError, "calibration file")
         unknown = sorted(set(data) - set(_TOP_KEYS))
         if unknown:
             raise CalibrationError(

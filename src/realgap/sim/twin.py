@@ -25,6 +25,7 @@ Unknown sections or keys, wrong types and out-of-range values raise
 
 from __future__ import annotations
 
+import json
 import math
 import tomllib
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -188,6 +189,23 @@ def read_toml(path: str | Path, error: type[ValueError]) -> dict:
         return tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as problem:
         raise error(f"{path}: not valid TOML ({problem})") from None
+
+
+def read_json_object(path: str | Path, error: type[ValueError], what: str) -> dict:
+    """Parse a JSON file holding one object; a missing file, a folder, bad JSON or
+    another kind of value raise ``error`` naming the file and ``what`` it should be."""
+    path = Path(path)
+    if path.is_dir():
+        raise error(f"{path}: is a folder, not a {what}")
+    if not path.is_file():
+        raise error(f"{path}: no such {what}")
+    try:
+        data = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as problem:
+        raise error(f"{path}: not a {what} ({problem})") from None
+    if not isinstance(data, dict):
+        raise error(f"{path}: not a {what} (expected a JSON object)")
+    return data
 
 
 def parse_sections(base, data: dict, source: str, error: type[ValueError] = TwinParamsError):
