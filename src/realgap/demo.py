@@ -111,6 +111,10 @@ def run_demo(config: DemoConfig, console: Console | None = None) -> dict:
         for name, result in results.items()
         if name != "sim"
     }
+    for result in results.values():
+        placement = result.get("placement_check") or {}
+        if placement.get("flagged"):
+            console.print(f"[bold red]{result['world']}: placement check: {placement['note']}[/]")
     _print_gap(console, results, gaps)
     summary = {
         "task": "Reach",

@@ -12,8 +12,8 @@ from realgap.cli import main
 from realgap.diagnose.camera import diagnose_camera
 from realgap.diagnose.joints import estimate_joint_offsets
 from realgap.diagnose.recording import CalibrationRecording
-from realgap.diagnose.twin import TwinCamera
 from realgap.sim import robot
+from realgap.sim.twin_camera import TwinCamera
 
 TRUE_OFFSETS_DEG = [2.0, 0.0, -2.0, 0.0, 0.0]
 

@@ -36,6 +36,7 @@ from realgap.policy.contract import ContractMismatch, PolicyContract
 from realgap.policy.loaders import load_runtime_policy
 from realgap.runs import RunFolder, episode_file
 from realgap.sim.failures import EpisodeTracker
+from realgap.sim.render import centroid, cube_mask
 from realgap.sim.tasks import make_task
 
 
@@ -77,6 +78,9 @@ class EpisodeResult:
     """Why it failed, where the world can tell (fake); ``unknown`` on the real arm."""
     success_step: int | None = None
     """First step at which the task's success flag held (fake), else None."""
+    first_view: dict | None = None
+    """What the first frame showed: the joint readings, the frame's shape and the red
+    cube's centroid in it (None when not seen) -- for the placement check."""
 
 
 def run_episode(
@@ -95,6 +99,13 @@ def run_episode(
         policy.reset()
     obs = env.reset(lambda: world.place_scene(spot))
     recorder.meta["first_frame_time"] = float(obs["frame_time"])
+    first = env.first_frame.image
+    seen = centroid(cube_mask(first))
+    first_view = {
+        "joints": [float(v) for v in obs["state"][:6]],
+        "shape": list(first.shape[:2]),
+        "cube_px": None if seen is None else [float(v) for v in seen],
+    }
     recorder.meta["settled_time"] = float(env.settled_at)
     tracker = EpisodeTracker(make_task(world.task), 1) if world.truth is not None else None
     estimator = TwinEstimator(world.task, spot) if world.truth is None else None
@@ -128,8 +139,15 @@ def run_episode(
             "reason": tracker.reasons()[0],
             "success_step": success_step,
             "estimate": None,
+            "first_view": first_view,
         }
-    return {"success": None, "reason": None, "success_step": None, "estimate": estimator.estimate()}
+    return {
+        "success": None,
+        "reason": None,
+        "success_step": None,
+        "estimate": estimator.estimate(),
+        "first_view": first_view,
+    }
 
 
 def run_session(
@@ -250,6 +268,7 @@ def _episode(env, world, policy, spot, index, steps, timing, run) -> EpisodeResu
         outcome["estimate"],
         reason,
         outcome["success_step"],
+        outcome["first_view"],
     )
 
 

@@ -103,6 +103,10 @@ def print_result(result: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    placement = result.get("placement_check") or {}
+    if placement.get("flagged"):
+        Console().print(f"[bold red]placement check: {placement['note']}[/]")
+
     table = Table(title=f"{result['task']} on {result['world']} ({result['layout']} layout)")
     for column in ("spot", "cube (cm)", "success", "95% interval", "trials", "failures"):
         table.add_column(column)

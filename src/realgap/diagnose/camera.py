@@ -25,9 +25,9 @@ from scipy.optimize import minimize
 
 from realgap.diagnose.joints import analysis_frames
 from realgap.diagnose.recording import CalibrationRecording
-from realgap.diagnose.twin import TwinCamera
 from realgap.policy_io import camera_to_policy
 from realgap.sim.randomization import DomainRandomization
+from realgap.sim.twin_camera import TwinCamera
 
 REGIONS = {0: "background", 1: "jaws", 2: "cube"}
 MIN_JAW_OPENING_RAD = 0.2

@@ -28,8 +28,9 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from realgap.diagnose.recording import CalibrationRecording
-from realgap.diagnose.twin import TwinCamera, centroid, cube_mask
 from realgap.errors import ConfigError
+from realgap.sim.render import centroid, cube_mask
+from realgap.sim.twin_camera import TwinCamera
 
 SUPERSAMPLE = 4
 PLAUSIBLE_OFFSET_DEG = 10.0

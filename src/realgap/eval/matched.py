@@ -23,6 +23,7 @@ from realgap.bridge.recording import EpisodeRecorder
 from realgap.bridge.worlds import Spot
 from realgap.errors import ConfigError
 from realgap.eval.layout import Layout
+from realgap.eval.placement import placement_check
 from realgap.eval.stats import rate
 from realgap.policy.loaders import load_runtime_policy
 from realgap.runs import RunFolder, claim, episode_file
@@ -275,6 +276,9 @@ def evaluate(
             )
             if "profile" in target.extra:
                 extra["profile"] = target.extra["profile"].to_dict()
+            # Before any result: is the cube where the layout says?
+            spots = [spot for _, spot in rows[: len(finished)]]
+            extra["placement_check"] = placement_check(contract.task, finished, spots)
     except BaseException as error:
         if target is not None and run is not None:
             # The session wrote every finished episode before it let the error through.

@@ -161,6 +161,13 @@ def _gap_section(evaluations: list[dict], task: str) -> list[str]:
         "<table><tr><th>world</th><th>success</th><th>95% interval</th><th>trials</th>"
         "<th>gap vs sim</th><th>gap 95% interval</th><th>outside training square</th></tr>"
     ]
+    for result in evaluations:
+        placement = result.get("placement_check") or {}
+        if placement.get("flagged"):
+            out.append(
+                f'<p class="bad">{html.escape(result["label"])}: placement check: '
+                f"{html.escape(placement['note'])}</p>"
+            )
     stopped = [row for row in rows if row.get("stopped")]
     for row in stopped:
         out.append(

@@ -117,3 +117,19 @@ class WristRenderer:
 
     def close(self) -> None:
         self.renderer.close()
+
+
+def cube_mask(image: np.ndarray) -> np.ndarray:
+    """Red-cube pixels by colour ratios (robust to exposure): works on real frames and
+    twin renders alike, so both centroids are measured the same way."""
+    rgb = image.astype(np.float32)
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    return (r > 40) & (r > 1.8 * g) & (r > 1.8 * b)
+
+
+def centroid(mask: np.ndarray) -> np.ndarray | None:
+    """(row, column) centroid of a mask, or None with fewer than 6 pixels."""
+    rows, cols = np.nonzero(mask)
+    if len(rows) < 6:
+        return None
+    return np.array([rows.mean(), cols.mean()])

@@ -1,0 +1,56 @@
+"""The placement check flags an operator measuring from the base's back edge, and only
+then (first frames of a matched evaluation on fake arms)."""
+
+import pytest
+
+from realgap.bridge.camera_lock import lock_camera
+from realgap.bridge.env import DeployConfig
+from realgap.bridge.profile import RealityProfile
+from realgap.bridge.worlds import at_start_pose, open_fake_world
+from realgap.eval.layout import load_layout
+from realgap.eval.matched import evaluate
+from realgap.policy.checkpoint import save_policy
+from realgap.policy.contract import PolicyContract
+from realgap.policy.networks import VisualPolicy
+
+CONTRACT = PolicyContract(
+    task="Reach", image_size=16, control_hz=10.0, action_scale=(0.1, 0.1, 0.1, 0.1, 0.1, 0.2)
+)
+BACK_EDGE = {"world": {"origin_offset_m": [0.0, 0.0]}}
+MOVED_CAMERA = {"camera": {"offset_m": [0.005, -0.004, 0.002], "rotation_deg": [4, -3, 1.5]}}
+
+
+def check(tmp_path, profile: RealityProfile) -> dict:
+    policy = save_policy(tmp_path / "policy", VisualPolicy(), CONTRACT)
+    world = open_fake_world("Reach", profile)
+    with at_start_pose(world):
+        lock_camera(world.camera, folder=tmp_path / "cams")
+    config = DeployConfig(lock_folder=tmp_path / "cams", episode_steps=1)
+    result = evaluate(
+        policy,
+        "fake",
+        load_layout(),
+        13,
+        open_world=lambda task: open_fake_world(task, profile),
+        deploy_config=config,
+    )
+    return result["placement_check"]
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "flagged"),
+    [
+        ("back_edge", BACK_EDGE, True),
+        ("moved_camera_and_back_edge", {**BACK_EDGE, **MOVED_CAMERA}, True),
+        ("moved_camera", MOVED_CAMERA, False),
+        ("nominal", {}, False),
+    ],
+)
+def test_placement_check(tmp_path, name, data, flagged):
+    result = check(tmp_path, RealityProfile.from_dict(data, name=name))
+    assert result["episodes_used"] >= 8
+    assert result["flagged"] is flagged, result
+    if flagged:
+        assert 3.0 < result["offset_cm"] < 5.5 and "rotation axis" in result["note"]
+    else:
+        assert result["offset_cm"] < 2.0
