@@ -169,3 +169,40 @@ def test_calibration_is_applied_at_the_bridge_for_a_fake_arm():
         assert np.rad2deg(abs(arm.read_positions()[0] - goal[0])) < 0.1
     with pytest.raises(ValueError, match="6 finite"):
         arm.apply_calibration([np.nan] * 6)
+
+
+def test_a_randomization_around_a_calibration_takes_its_widths_from_the_uncertainties():
+    measured = Calibration()
+    measured.measure("servo.kp_scale", 0.5, sigma=0.05)
+    measured.measure("servo.latency_steps", 2, sigma=0)  # exact: not randomized
+    measured.measure("joints.zero_offset_deg", [3, 0, 0, 0, 0, 0], sigma=[0.25] * 6)
+    measured.measure("camera.fov_deg_delta", 2.0)  # no uncertainty given: default width
+    widths = DomainRandomization().around(measured)
+    assert widths.centre == measured.twin()
+    assert widths.kp_scale == pytest.approx((0.8, 1.2))  # 2 sigma of 0.05 around 0.5
+    assert widths.latency_steps == (0, 0) and widths.joint_offset_deg == pytest.approx(0.5)
+    assert widths.camera_fov_deg == DomainRandomization().camera_fov_deg
+    draws = sample_episode(widths, np.random.default_rng(0), 500)
+    assert np.all(draws.latency_steps == 2)
+    assert draws.kp_scale.min() >= 0.4 and draws.kp_scale.max() <= 0.6
+    offsets = np.rad2deg(draws.joint_offset[:, 0])
+    assert offsets.min() >= 2.5 and offsets.max() <= 3.5
+
+
+def test_training_in_a_calibration_randomizes_what_it_measured_within_its_uncertainty(tmp_path):
+    from types import SimpleNamespace
+
+    from realgap.train.common import training_worlds
+
+    measured = Calibration()
+    measured.measure("servo.kp_scale", 0.5, sigma=0.05)
+    path = measured.save(tmp_path / "calibration.json")
+    args = SimpleNamespace(twin=str(path), randomize=True, randomization=None)
+    widths, twin = training_worlds(args)
+    assert twin.servo.kp_scale == 0.5 and widths.kp_scale == pytest.approx((0.8, 1.2))
+    toml = tmp_path / "arm.toml"
+    toml.write_text("[servo]\nkp_scale = 0.5\n")
+    widths, twin = training_worlds(
+        SimpleNamespace(twin=str(toml), randomize=True, randomization=None)
+    )
+    assert twin.servo.kp_scale == 0.5 and widths.kp_scale == DomainRandomization().kp_scale

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from realgap.errors import ConfigError
+from realgap.sim.calibration import Calibration
 from realgap.sim.robot import JOINT_NAMES
 from realgap.sim.twin import TwinParams, TwinParamsError, read_toml
 
@@ -122,6 +123,50 @@ class DomainRandomization:
     def centred_on(self, twin: TwinParams) -> DomainRandomization:
         """The same widths around another twin (a measured arm)."""
         return replace(self, centre=twin)
+
+    def around(self, calibration: Calibration, sigmas: float = 2.0) -> DomainRandomization:
+        """Centred on a measured arm's twin, with the widths of what was measured taken
+        from its uncertainties (``sigmas`` standard deviations each way) and these
+        widths for everything else. A value measured exactly (sigma 0, like a latency)
+        is not randomized at all."""
+        twin, sigma = calibration.twin(), calibration.uncertainty
+        widths: dict = {}
+
+        def relative(key: str, value: float, field_name: str) -> None:
+            if key in sigma:
+                spread = sigmas * float(np.max(sigma[key])) / max(abs(value), 1e-9)
+                widths[field_name] = (max(1.0 - spread, 0.05), 1.0 + spread)
+
+        def additive(key: str, field_name: str, as_range: bool = False) -> None:
+            if key in sigma:
+                spread = sigmas * float(np.max(sigma[key]))
+                widths[field_name] = (-spread, spread) if as_range else spread
+
+        relative("cube.mass_kg", twin.cube.mass_kg, "cube_mass_scale")
+        relative("cube.size_m", twin.cube.size_m, "cube_size_scale")
+        relative("cube.friction", twin.cube.friction, "cube_friction_scale")
+        relative("fingers.friction", twin.fingers.friction, "finger_friction_scale")
+        relative("servo.kp_scale", twin.servo.kp_scale, "kp_scale")
+        relative("servo.damping_scale", twin.servo.damping_scale, "damping_scale")
+        relative("servo.frictionloss_scale", twin.servo.frictionloss_scale, "frictionloss_scale")
+        relative("servo.torque_limit_scale", twin.servo.torque_limit_scale, "torque_scale")
+        relative("camera.exposure_scale", twin.camera.exposure_scale, "exposure_scale")
+        relative("camera.gamma", twin.camera.gamma, "gamma_scale")
+        relative("scene.light_scale", twin.scene.light_scale, "light_scale")
+        additive("joints.zero_offset_deg", "joint_offset_deg")
+        additive("camera.fov_deg_delta", "camera_fov_deg")
+        # The mount's uncertainty becomes the per-step wobble around the measured mount.
+        if "camera.offset_m" in sigma:
+            widths["camera_pos_wobble_m"] = float(np.max(sigma["camera.offset_m"]))
+        if "camera.rotation_deg" in sigma:
+            widths["camera_rot_wobble_deg"] = float(np.max(sigma["camera.rotation_deg"]))
+        if "camera.black_level" in sigma:
+            spread = sigmas * float(np.max(sigma["camera.black_level"]))
+            widths["black_level"] = (-min(spread, twin.camera.black_level), spread)
+        if "servo.latency_steps" in sigma:
+            extra = int(np.ceil(sigmas * float(np.max(sigma["servo.latency_steps"]))))
+            widths["latency_steps"] = (-min(extra, twin.servo.latency_steps), extra)
+        return replace(self, centre=twin, **widths)
 
     @classmethod
     def from_toml(cls, path: str | Path) -> DomainRandomization:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import torch
 
@@ -12,7 +13,7 @@ from realgap.policy.contract import PolicyContract
 from realgap.policy.networks import VisualPolicy, parameter_count
 from realgap.runs import RunFolder
 from realgap.sim.batched_env import BatchedEnv
-from realgap.sim.calibration import load_twin
+from realgap.sim.calibration import Calibration, load_twin
 from realgap.sim.randomization import DomainRandomization
 from realgap.sim.rollout import rollout, success_rate
 from realgap.sim.twin import TwinParams
@@ -24,9 +25,15 @@ def training_worlds(args) -> tuple[DomainRandomization | None, TwinParams | None
     twin = load_twin(args.twin) if args.twin else None
     if not args.randomize:
         return None, twin
-    if args.randomization:
-        return DomainRandomization.from_toml(args.randomization), twin
-    return DomainRandomization(), twin
+    widths = (
+        DomainRandomization.from_toml(args.randomization)
+        if args.randomization
+        else DomainRandomization()
+    )
+    if args.twin and Path(args.twin).suffix == ".json":
+        # A calibration: what it measured is randomized within its uncertainty.
+        return widths.around(Calibration.load(args.twin)), twin
+    return widths, twin
 
 
 def evaluate(env: BatchedEnv, act, episodes: int, seed: int) -> float:
