@@ -76,6 +76,7 @@ def test_none_is_nominal():
         ("joint_offset_deg", 2.0, "joint_offset"),
         ("latency_steps", (0, 2), "latency_steps"),
         ("hue", 0.05, "hue"),
+        ("background_value", (0.1, 0.4), "background_rgb"),
     ],
 )
 def test_only_the_intended_field_changes(field, value, changed):

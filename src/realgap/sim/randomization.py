@@ -80,6 +80,11 @@ class DomainRandomization:
     background_grey: Range = (0.0, 0.0)
     """Background grey floor: each channel is at least this; (0, 0) keeps the centre's
     colour (the black green-screen by default), e.g. (0, 0.12) for dark greys."""
+    background_value: Range = (0.0, 0.0)
+    """Desk or cloth brightness 0..1; (0, 0) keeps the centre's colour. With a range, each
+    episode's background is ``value * (1 + warmth, 1, 1 - warmth)``: greys and browns."""
+    background_warmth: Range = (0.0, 0.0)
+    """How brown the drawn background is (0: grey; 0.5: a brown cloth)."""
     brightness: float = 0.2
     """Colour jitter: additive brightness, uniform in +-value (fraction of full scale)."""
     contrast: float = 0.2
@@ -327,12 +332,23 @@ def sample_episode(config: DomainRandomization, rng: np.random.Generator, n: int
         gamma=c.camera.gamma * _uniform(later, config.gamma_scale, n),
         black_level=c.camera.black_level + _uniform(later, config.black_level, n),
         light_scale=light,
-        background_rgb=np.maximum(tile(c.camera.background_rgb), grey[:, None]),
+        background_rgb=np.maximum(_background(c, config, later, n), grey[:, None]),
         brightness=brightness,
         contrast=contrast,
         saturation=saturation,
         hue=hue,
     )
+
+
+def _background(centre: TwinParams, config, rng, n: int) -> np.ndarray:
+    """The centre's background colour, or, with a ``background_value`` range, drawn
+    greys and browns (a dial: the reference's second model trained on such cloths)."""
+    value = _uniform(rng, config.background_value, n)
+    warmth = _uniform(rng, config.background_warmth, n)
+    if config.background_value == (0.0, 0.0):
+        return np.tile(np.asarray(centre.camera.background_rgb, dtype=float), (n, 1))
+    tint = np.stack([1 + warmth, np.ones(n), 1 - warmth], axis=1)
+    return np.clip(value[:, None] * tint, 0.0, 1.0)
 
 
 def max_latency(config: DomainRandomization) -> int:
