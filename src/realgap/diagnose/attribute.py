@@ -29,8 +29,10 @@ GROUPS = {
 
 
 def differences(calibration: Calibration) -> dict[str, tuple[str, ...]]:
-    """Name -> the measured keys of each difference (grouped where they belong together)."""
-    keys = [key for key in calibration.values if key not in _unchanged(calibration)]
+    """Name -> the measured keys of each difference (grouped where they belong together).
+    Values measured equal to the nominal twin's are nothing to attribute."""
+    changed = calibration.twin().differences(TwinParams())
+    keys = [key for key in calibration.values if key in changed]
     named: dict[str, tuple[str, ...]] = {}
     for name, members in GROUPS.items():
         present = tuple(key for key in members if key in keys)
@@ -41,23 +43,6 @@ def differences(calibration: Calibration) -> dict[str, tuple[str, ...]]:
         if key not in grouped:
             named[key] = (key,)
     return named
-
-
-def _unchanged(calibration: Calibration) -> set[str]:
-    """Measured values equal to the nominal twin's: nothing to attribute."""
-    nominal = TwinParams()
-    same = set()
-    for key, value in calibration.values.items():
-        section, name = key.split(".", 1)
-        if _close(getattr(getattr(nominal, section), name), value):
-            same.add(key)
-    return same
-
-
-def _close(a, b) -> bool:
-    a = list(a) if isinstance(a, (tuple, list)) else [a]
-    b = list(b) if isinstance(b, (tuple, list)) else [b]
-    return len(a) == len(b) and all(abs(float(x) - float(y)) < 1e-9 for x, y in zip(a, b))
 
 
 def attribute_with(success_in: Callable[[TwinParams, str], dict], calibration: Calibration) -> dict:

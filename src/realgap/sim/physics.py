@@ -1,6 +1,6 @@
 """A twin's physics on a MuJoCo model, and the servos' command latency.
 
-:func:`apply_physics` writes a :class:`~realgap.sim.randomization.TwinBatch`
+:meth:`TwinModel.apply` writes a :class:`~realgap.sim.randomization.TwinBatch`
 into model rows -- the batched env's per-env arrays, or a single ``MjModel``
 seen as one row -- so the batched twin, the fake arm and servo identification
 cannot disagree about what "stiffness x0.6" or "a 9 g cube" means.

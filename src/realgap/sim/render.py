@@ -69,9 +69,6 @@ class WristRenderer:
             "cam_quat": self.model.cam_quat[self.camera].copy(),
             "cam_fovy": float(self.model.cam_fovy[self.camera]),
             "light_diffuse": self.model.light_diffuse.copy(),
-            "cube_rgba": self.model.geom_rgba[self.cube_geom].copy(),
-            "cube_size": self.model.geom_size[self.cube_geom].copy(),
-            "floor_rgba": self.model.geom_rgba[self.floor_geom].copy(),
         }
 
     def render_raw(self, qpos: np.ndarray, mocap_pos: np.ndarray | None = None, camera=None):
