@@ -163,7 +163,9 @@ def run_session(
 ) -> dict:
     """Run one episode per spot; returns (and writes to ``out/deploy.json``) a summary.
     ``policy`` (a callable and its contract) replaces loading ``policy_folder``: how an
-    expert operator records demonstrations through the bridge."""
+    expert operator records demonstrations through the bridge. ``deploy.json`` is
+    rewritten after every episode and marked ``partial`` until the session completes;
+    ``resume`` continues the session already in ``out`` after its last finished episode."""
     config = config or DeployConfig()
     policy, contract = policy or load_runtime_policy(policy_folder)
     if contract.task != world.task:
