@@ -12,6 +12,7 @@ import sys
 
 from realgap import __version__
 from realgap.cli import (
+    adapt,
     bench,
     calibrate,
     camera,
@@ -43,6 +44,7 @@ COMMANDS = [
     report,
     calibrate,
     diagnose,
+    adapt,
     imitate,
 ]
 """Subcommand modules, in the order ``realgap --help`` lists them."""

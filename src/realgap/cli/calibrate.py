@@ -10,8 +10,8 @@ from realgap.cli.deploy import add_world_arguments
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "calibrate",
-        help="record a calibration session (record), fit joint zero offsets (joints) "
-        "or servo dynamics (servos)",
+        help="record a calibration session (record), fit joint zero offsets with the "
+        "camera mount (joints) or servo dynamics (servos)",
     )
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     record = sub.add_parser(
@@ -31,7 +31,7 @@ def register(subparsers) -> None:
     record.add_argument("--poses", type=int, default=24)
     record.set_defaults(func=run_record)
     for name, text in (
-        ("joints", "estimate joint zero offsets from a recording's pose sweep"),
+        ("joints", "joint zero offsets and the camera mount, together, from the pose sweep"),
         ("servos", "fit servo stiffness, damping, friction and latency from its steps"),
     ):
         fit = sub.add_parser(name, help=text)
@@ -71,14 +71,28 @@ def run_fit(args) -> int:
     recording = CalibrationRecording.load(args.recording)
     calibration = Calibration.load(args.out) if args.out.exists() else Calibration()
     if args.action == "joints":
-        from realgap.diagnose.joints import estimate_joint_offsets
+        from realgap.diagnose.hand_eye import fit_hand_eye
 
-        result = estimate_joint_offsets(recording)
-        for warning in result["warnings"]:
+        fit = fit_hand_eye(recording)
+        for warning in fit.warnings:
             print(f"warning: {warning}")
-        calibration.measure("joints.zero_offset_deg", result["offsets_deg"])
-        text = ", ".join(f"{v:+.2f}" for v in result["offsets_deg"][:5])
+        if not fit.warnings:
+            calibration.measure("joints.zero_offset_deg", fit.offsets_deg, fit.offsets_sigma_deg)
+            calibration.measure("camera.offset_m", fit.mount_offset_m, fit.mount_offset_sigma_m)
+            calibration.measure(
+                "camera.rotation_deg", fit.mount_rotation_deg, fit.mount_rotation_sigma_deg
+            )
+            calibration.measure("camera.fov_deg_delta", fit.fov_delta_deg, fit.fov_delta_sigma_deg)
+        text = ", ".join(
+            f"{v:+.2f}±{s:.2f}" for v, s in zip(fit.offsets_deg[:5], fit.offsets_sigma_deg[:5])
+        )
         print(f"joint zero offsets (degrees, pan..roll): {text}")
+        mount = ", ".join(f"{v * 1000:+.1f}" for v in fit.mount_offset_m)
+        turn = ", ".join(f"{v:+.1f}" for v in fit.mount_rotation_deg)
+        print(
+            f"camera mount (fitted with them): offset [{mount}] mm, rotation [{turn}] deg, "
+            f"field of view {fit.fov_delta_deg:+.1f} deg"
+        )
     else:
         from realgap.diagnose.servos import identify_servos
 

@@ -1,18 +1,15 @@
-"""Camera match at policy resolution: exposure, regions and the mount's pose.
+"""Camera match at policy resolution: tone response, background and regions.
 
-For each pose-sweep frame the twin is rendered at exactly the recorded joint
-angles (minus any calibrated offsets) and compared with the camera, region by
-region -- jaws, cube, background -- using the twin's segmentation render:
+The mount's pose (offset, rotation, field of view) comes from the hand-eye fit
+(:mod:`realgap.diagnose.hand_eye`), together with the joint offsets. With the
+twin's camera put there and the arm at the recorded angles minus those offsets:
 
-- **per-region brightness** at the policy's 16x16 resolution (real / twin), which
-  is what the policy sees, and which can look fine by eye at full size;
-- **the exposure the twin would need**: the brightness ratio over unsaturated
-  jaw pixels, with the twin's camera moved where the mount fit puts it;
-- **the mount's pose error**: a derivative-free fit (Powell) of a camera offset,
-  rotation and field-of-view change that best explains the frames (photometric, with that gain),
-  reported in millimetres and degrees and in units of the training wobble
-  (the randomization's per-step camera jitter). The jaws sit in the gripper's
-  frame, as the camera does, so their place in the image measures the mount.
+- **the tone response** (exposure, gamma, black level) from pixels both images
+  call jaw or cube, whose colours are known;
+- **the background's colour**, with that response undone, as the twin would have
+  to paint its floor;
+- **per-region brightness** at the policy's 16x16 resolution (real / nominal
+  twin), which is what the policy sees, and which can look fine by eye at full size.
 
 A pose that hides the jaws, or closes them so that their silhouettes merge
 (the rest pose does), cannot locate the camera: the report warns.
@@ -21,15 +18,20 @@ A pose that hides the jaws, or closes them so that their silhouettes merge
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize
+from scipy.ndimage import binary_erosion
+from scipy.optimize import least_squares
 
+from realgap.diagnose.hand_eye import HandEyeFit, fit_hand_eye
 from realgap.diagnose.joints import analysis_frames
 from realgap.diagnose.recording import CalibrationRecording
-from realgap.policy_io import camera_to_policy
+from realgap.policy_io import camera_to_policy, tone
 from realgap.sim.randomization import DomainRandomization
+from realgap.sim.render import cube_mask, jaw_mask
 from realgap.sim.twin_camera import TwinCamera
 
 REGIONS = {0: "background", 1: "jaws", 2: "cube"}
+PROBE_GREY = 0.5
+"""Floor colour the twin is rendered with to learn how its lighting scales a floor."""
 MIN_JAW_OPENING_RAD = 0.2
 """Below this gripper angle the two jaws' silhouettes merge (the rest pose closes them)."""
 
@@ -50,31 +52,106 @@ def policy_labels(labels: np.ndarray, size: int) -> np.ndarray:
 
 
 def diagnose_camera(
-    recording: CalibrationRecording, offsets=None, policy_size: int = 16, frames_for_pose: int = 12
+    recording: CalibrationRecording, geometry: HandEyeFit | None = None, policy_size: int = 16
 ) -> dict:
-    offsets = np.zeros(6) if offsets is None else np.asarray(offsets, dtype=float)
+    """Tone, background and regions with the camera where ``geometry`` (the hand-eye
+    fit of joint offsets and mount; fitted here when not given) puts it."""
+    geometry = geometry or fit_hand_eye(recording)
     frames = analysis_frames(recording.pose_frames)
-    angles = recording.pose_readings - offsets
+    angles = recording.pose_readings - geometry.offsets_rad
     cube = recording.cube_xy
     twin = TwinCamera(recording.task, frames.shape[1:3])
-    pose = _fit_mount(twin, frames[:frames_for_pose], angles[:frames_for_pose], cube)
-
-    # Exposure the twin would need: the brightness ratio over unsaturated jaw pixels,
-    # with the twin's camera where the fit put it (the jaws are fixed in the camera's
-    # view, so joint offsets cannot misalign them; a moved mount can).
-    twin.set_camera(pose["offset_m"], pose["rotation_deg"], pose["fov_delta_deg"])
-    moved = np.array([twin.render(a, cube) for a in angles]).astype(float)
+    twin.set_camera(geometry.mount_offset_m, geometry.mount_rotation_deg, geometry.fov_delta_deg)
+    moved = np.array([twin.render(a, cube) for a in angles])
     moved_labels = np.array([twin.labels(a, cube) for a in angles])
-    usable = (moved_labels == 1)[..., None] & (frames < 250) & (moved > 20)
-    gain = float(frames[usable].sum() / max(moved[usable].sum(), 1e-9))
-    # The cloth's colour, as the twin would have to paint its floor (exposure removed).
-    cloth = moved_labels == 0
-    background = np.clip(frames[cloth].mean(axis=0) / 255 / gain, 0, 1) if cloth.any() else None
+    response = fit_tone(frames, moved)
+    # The cloth's colour, as the twin would have to paint its floor: the tone undone,
+    # then the twin's lighting (how bright a floor painted grey renders here).
+    cloth = (moved_labels == 0) & ~jaw_mask(frames) & ~cube_mask(frames)
+    background = None
+    if cloth.any():
+        seen = undo_tone(frames[cloth].mean(axis=0) / 255, **response)
+        twin.set_background((PROBE_GREY,) * 3)
+        probe = np.array([twin.render(a, cube) for a in angles])[cloth].mean(axis=0) / 255
+        twin.set_background((0.0, 0.0, 0.0))
+        background = np.clip(seen * PROBE_GREY / np.maximum(probe, 1e-3), 0, 1)
     twin.set_camera()
     renders = np.array([twin.render(a, cube) for a in angles])
     labels = np.array([twin.labels(a, cube) for a in angles])
+    twin.close()
 
-    # Regions at the policy's resolution.
+    regions, jaw_cells = _regions(frames, renders, labels, policy_size)
+    wobble = DomainRandomization()
+    warnings = []
+    closed = np.median(recording.pose_readings[:, 5]) < MIN_JAW_OPENING_RAD
+    if np.median(jaw_cells) < 2 or closed:
+        warnings.append(
+            f"the jaws are {'closed' if closed else 'hidden'} in most frames at these poses, "
+            "so they cannot locate the camera: a camera match here is invalid; record at "
+            "the start pose (never the rest pose)"
+        )
+    offset_m, rotation_deg = geometry.mount_offset_m, geometry.mount_rotation_deg
+    return {
+        "exposure_gain_needed": response["exposure"],
+        "gamma": response["gamma"],
+        "black_level": response["black_level"],
+        "tone_rms": response["rms"],
+        "background_rgb": None if background is None else [float(v) for v in background],
+        "regions": regions,
+        "mount_offset_mm": [v * 1000 for v in offset_m],
+        "mount_rotation_deg": list(rotation_deg),
+        "fov_delta_deg": geometry.fov_delta_deg,
+        "offset_in_wobbles": float(np.linalg.norm(offset_m) / wobble.camera_pos_wobble_m),
+        "rotation_in_wobbles": float(np.linalg.norm(rotation_deg) / wobble.camera_rot_wobble_deg),
+        "median_jaw_cells": float(np.median(jaw_cells)),
+        "warnings": warnings,
+    }
+
+
+def fit_tone(frames: np.ndarray, renders: np.ndarray) -> dict:
+    """The camera's response (exposure, gamma, black level of
+    :func:`realgap.policy_io.tone`) from pixels both images call jaw or cube: their
+    colours are known, so each pair says what the camera made of a known value.
+    Edges are dropped (one pixel of erosion): a misplaced edge is not a response."""
+    pairs_real, pairs_twin = [], []
+    for mask in (jaw_mask, cube_mask):
+        both = binary_erosion(mask(frames) & mask(renders), structure=np.ones((1, 3, 3)))
+        pairs_real.append(frames[both])
+        pairs_twin.append(renders[both])
+    real = np.concatenate(pairs_real).astype(float).ravel() / 255
+    twin = np.concatenate(pairs_twin).astype(float).ravel() / 255
+    # Saturated pixels say only "at least this bright".
+    usable = (real < 0.98) & (twin < 0.98)
+    real, twin = real[usable], twin[usable]
+    if len(real) < 50:
+        return {"exposure": 1.0, "gamma": 1.0, "black_level": 0.0, "rms": float("nan")}
+
+    def residuals(params: np.ndarray) -> np.ndarray:
+        exposure, gamma, black = np.exp(params[0]), np.exp(params[1]), params[2]
+        return tone(twin, exposure, gamma, black) - real
+
+    # tone() computes in float32, so steps must be coarse; and the finite differences
+    # are relative, so no value starts at exactly zero.
+    start = np.array([0.01, 0.01, 0.01])
+    fit = least_squares(residuals, start, bounds=([-2, -1, 0], [2, 1, 0.3]), diff_step=1e-3)
+    return {
+        "exposure": float(np.exp(fit.x[0])),
+        "gamma": float(np.exp(fit.x[1])),
+        "black_level": float(fit.x[2]),
+        "rms": float(np.sqrt(np.mean(fit.fun**2))),
+    }
+
+
+def undo_tone(
+    value: np.ndarray, exposure: float, gamma: float, black_level: float, **_
+) -> np.ndarray:
+    """The linear value that :func:`realgap.policy_io.tone` maps to ``value``."""
+    linear = np.clip((np.asarray(value) - black_level) / (1 - black_level), 0, 1)
+    return linear ** (1 / gamma) / exposure
+
+
+def _regions(frames, renders, labels, policy_size: int):
+    """Mean brightness per region at the policy's resolution, camera vs nominal twin."""
     regions = {name: {"real": [], "twin": []} for name in REGIONS.values()}
     jaw_cells = []
     for frame, render, label in zip(frames, renders, labels):
@@ -86,62 +163,13 @@ def diagnose_camera(
             if (cells == value).any():
                 regions[name]["real"].append(real_image[cells == value].mean())
                 regions[name]["twin"].append(twin_image[cells == value].mean())
-    region_report = {}
+    report = {}
     for name, values in regions.items():
         if values["real"]:
             real_mean, twin_mean = float(np.mean(values["real"])), float(np.mean(values["twin"]))
-            region_report[name] = {
+            report[name] = {
                 "real": real_mean,
                 "twin": twin_mean,
                 "ratio": real_mean / twin_mean if twin_mean > 0.02 else None,
             }
-
-    twin.close()
-    wobble = DomainRandomization()
-    warnings = []
-    closed = np.median(recording.pose_readings[:, 5]) < MIN_JAW_OPENING_RAD
-    if np.median(jaw_cells) < 2 or closed:
-        warnings.append(
-            f"the jaws are {'closed' if closed else 'hidden'} in most frames at these poses, "
-            "so they cannot locate the camera: a camera match here is invalid; record at "
-            "the start pose (never the rest pose)"
-        )
-    return {
-        "exposure_gain_needed": gain,
-        "background_rgb": None if background is None else [float(v) for v in background],
-        "regions": region_report,
-        "mount_offset_mm": [v * 1000 for v in pose["offset_m"]],
-        "mount_rotation_deg": pose["rotation_deg"],
-        "fov_delta_deg": pose["fov_delta_deg"],
-        "offset_in_wobbles": float(np.linalg.norm(pose["offset_m"]) / wobble.camera_pos_wobble_m),
-        "rotation_in_wobbles": float(
-            np.linalg.norm(pose["rotation_deg"]) / wobble.camera_rot_wobble_deg
-        ),
-        "photometric_rms_before": pose["rms_before"],
-        "photometric_rms_after": pose["rms_after"],
-        "median_jaw_cells": float(np.median(jaw_cells)),
-        "warnings": warnings,
-    }
-
-
-def _fit_mount(twin: TwinCamera, frames, angles, cube) -> dict:
-    real = frames.astype(float) / 255
-
-    def cost(params: np.ndarray) -> float:
-        # Millimetres and degrees, so the optimizer's steps are comparable.
-        twin.set_camera(params[:3] / 1000, params[3:6], params[6])
-        sim = np.array([twin.render(a, cube) for a in angles]).astype(float) / 255
-        gain = (real * sim).sum() / max((sim * sim).sum(), 1e-9)
-        return float(np.mean((real - gain * sim) ** 2))
-
-    start = np.zeros(7)
-    before = cost(start)
-    result = minimize(cost, start, method="Powell", options={"xtol": 0.05, "maxfev": 800})
-    twin.set_camera()
-    return {
-        "offset_m": [float(v) / 1000 for v in result.x[:3]],
-        "rotation_deg": [float(v) for v in result.x[3:6]],
-        "fov_delta_deg": float(result.x[6]),
-        "rms_before": float(np.sqrt(before)),
-        "rms_after": float(np.sqrt(result.fun)),
-    }
+    return report, jaw_cells

@@ -7,10 +7,10 @@ same limits apply as in deployment) and stores it as one ``.npz``:
    seeded poses around the start pose (small excursions on every joint), settles,
    and at each one stores averaged joint readings and a fresh full-resolution
    camera frame. The camera and joint-offset diagnostics use it.
-2. **Step responses.** From the start pose, each arm joint in turn steps by
-   ``step_rad`` (below the safety layer's max step) and back, commanded at the
-   control rate while the readings are sampled four times per command. Servo
-   identification uses it.
+2. **Step responses.** From the start pose, each arm joint in turn steps twice by
+   ``2 * step_rad`` (two commands, each below the safety layer's max step) and
+   back, commanded at the control rate while the readings are sampled four times
+   per command. Servo identification uses it.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ from realgap.bridge.worlds import Spot, World, at_start_pose
 from realgap.errors import ConfigError
 from realgap.sim import robot
 
-POSE_EXCURSION_RAD = np.array([0.30, 0.15, 0.20, 0.25, 0.40, 0.0])
+HOLD_WRITES = 8
+"""Writes at the start pose before each joint's steps (the first hold is the reference)."""
+POSE_EXCURSION_RAD = np.array([0.30, 0.25, 0.30, 0.25, 0.40, 0.0])
 """Largest pose-sweep excursion per joint from the start pose."""
 
 
@@ -108,14 +110,22 @@ def record_calibration(
     )
 
 
+STEP_CYCLES = 2
+"""Up-and-back steps per joint: soft servos differ from stiff ones only in the few
+samples after each edge, so more edges (and two-command steps) resolve stiffness."""
+
+
 def _step_responses(arm: SafeArm, clock, step_rad: float, control_hz: float):
-    """Hold, step one joint up by ``step_rad``, hold, step back; each arm joint in turn."""
+    """Hold; then, twice, step one joint up by two commands of ``step_rad`` (each
+    within the safety layer's max step), hold, and step back; each arm joint in turn."""
     base = arm.last_sent.copy()
     plan = []
     for joint in range(5):
-        up = base.copy()
-        up[joint] += step_rad
-        plan += [base] * 8 + [up] * 12 + [base] * 12
+        mid, up = base.copy(), base.copy()
+        mid[joint] += step_rad
+        up[joint] += 2 * step_rad
+        plan += [base] * HOLD_WRITES
+        plan += ([mid] + [up] * 9 + [mid] + [base] * 9) * STEP_CYCLES
     writes, samples, sample_write = [], [], []
     period = 1.0 / control_hz
     with arm.control_loop():
@@ -123,6 +133,7 @@ def _step_responses(arm: SafeArm, clock, step_rad: float, control_hz: float):
             writes.append(arm.command(goal))
             for _ in range(4):  # sample the readings between commands
                 clock.sleep(period / 4)
-                samples.append(arm.read_positions())
+                # Three reads at one instant: reading noise, not motion, is averaged.
+                samples.append(np.mean([arm.read_positions() for _ in range(3)], axis=0))
                 sample_write.append(index)
     return writes, samples, sample_write

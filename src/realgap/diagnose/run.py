@@ -9,7 +9,7 @@ import numpy as np
 
 from realgap import runs
 from realgap.diagnose.camera import diagnose_camera
-from realgap.diagnose.joints import estimate_joint_offsets
+from realgap.diagnose.hand_eye import fit_hand_eye
 from realgap.diagnose.recording import CalibrationRecording
 from realgap.diagnose.servos import identify_servos
 from realgap.diagnose.workspace import coverage, frame_check
@@ -20,43 +20,35 @@ from realgap.sim.robot import JOINT_NAMES
 
 
 def diagnose_recording(recording_path: str | Path, out: str | Path, layout=None) -> dict:
-    """Joints, servos and camera from the recording (in that order: each uses the
-    previous one's result), plus frame and coverage checks. Writes
-    ``diagnosis.json``, ``calibration.json`` and ``diagnosis.section.html`` (which
-    ``realgap report`` includes) into ``out``."""
+    """Joint offsets and camera mount together (hand-eye), then servos and the camera's
+    tone and background with them, plus frame and coverage checks. Writes
+    ``diagnosis.json``, ``calibration.json`` (every value with its standard
+    deviation) and ``diagnosis.section.html`` (which ``realgap report`` includes)."""
     recording = CalibrationRecording.load(recording_path)
-    joints = estimate_joint_offsets(recording)
+    geometry = fit_hand_eye(recording)
     # Implausible offsets mean a wrong premise; the servo and camera fits do better without.
-    offsets = None if joints["warnings"] else joints["offsets_rad"]
+    offsets = None if geometry.warnings else geometry.offsets_rad
     servos = identify_servos(recording, offsets)
-    camera = diagnose_camera(recording, offsets)
+    camera = diagnose_camera(recording, geometry)
+    joints = {
+        "offsets_deg": geometry.offsets_deg,
+        "offsets_sigma_deg": geometry.offsets_sigma_deg,
+        "frames_used": geometry.frames_used,
+        "silhouette_rms_before": geometry.silhouette_rms_before,
+        "silhouette_rms_after": geometry.silhouette_rms_after,
+        "warnings": geometry.warnings,
+    }
     result = {
         "recording": str(recording_path),
         "world": recording.world,
         "joints": joints,
         "servos": servos,
         "camera": camera,
+        "hand_eye": geometry.to_dict(),
         "frame": frame_check(*recording.cube_xy),
         "coverage": coverage(load_layout(layout), recording.task),
     }
-    calibration = Calibration(source={"recording": str(recording_path), "world": recording.world})
-    if offsets is not None:
-        calibration.measure("joints.zero_offset_deg", np.rad2deg(offsets))
-    for key in ("kp_scale", "damping_scale", "frictionloss_scale", "latency_steps"):
-        calibration.measure(f"servo.{key}", servos[key])
-    measured_camera = {
-        "exposure_scale": camera["exposure_gain_needed"],
-        "offset_m": [v / 1000 for v in camera["mount_offset_mm"]],
-        "rotation_deg": camera["mount_rotation_deg"],
-        "fov_deg_delta": camera["fov_delta_deg"],
-        "background_rgb": camera["background_rgb"],
-    }
-    for key, value in measured_camera.items():
-        try:
-            if value is not None:
-                calibration.measure(f"camera.{key}", value)
-        except CalibrationError as error:  # an implausible fit is reported, not applied
-            camera["warnings"].append(f"not calibrated: {error}")
+    calibration = calibration_from(result, recording_path)
     out = Path(out)
     run = RunFolder(out)
     calibration.save(run.file(runs.CALIBRATION))
@@ -65,13 +57,51 @@ def diagnose_recording(recording_path: str | Path, out: str | Path, layout=None)
     return result
 
 
+def calibration_from(result: dict, recording_path) -> Calibration:
+    """The calibration file's values and standard deviations from a diagnosis."""
+    calibration = Calibration(source={"recording": str(recording_path), "world": result["world"]})
+    geometry, servos, camera = result["hand_eye"], result["servos"], result["camera"]
+    measured = {}
+    if not geometry["warnings"]:
+        measured["joints.zero_offset_deg"] = (
+            geometry["offsets_deg"],
+            geometry["offsets_sigma_deg"],
+        )
+        measured["camera.offset_m"] = (geometry["mount_offset_m"], geometry["mount_offset_sigma_m"])
+        measured["camera.rotation_deg"] = (
+            geometry["mount_rotation_deg"],
+            geometry["mount_rotation_sigma_deg"],
+        )
+        measured["camera.fov_deg_delta"] = (
+            geometry["fov_delta_deg"],
+            geometry["fov_delta_sigma_deg"],
+        )
+    for key in ("kp_scale", "damping_scale", "frictionloss_scale"):
+        measured[f"servo.{key}"] = (servos[key], servos[f"{key}_sigma"])
+    # Latency is chosen among whole commands; the next best is reported, not a spread.
+    measured["servo.latency_steps"] = (servos["latency_steps"], 0.0)
+    measured["camera.exposure_scale"] = (camera["exposure_gain_needed"], None)
+    measured["camera.gamma"] = (camera["gamma"], None)
+    measured["camera.black_level"] = (camera["black_level"], None)
+    if camera["background_rgb"] is not None:
+        measured["camera.background_rgb"] = (camera["background_rgb"], None)
+    for key, (value, sigma) in measured.items():
+        try:
+            calibration.measure(key, value, sigma)
+        except CalibrationError as error:  # an implausible fit is reported, not applied
+            camera["warnings"].append(f"not calibrated: {error}")
+    return calibration
+
+
 def section_html(result: dict) -> str:
     """The report's diagnosis section."""
     joints, servos, camera = result["joints"], result["servos"], result["camera"]
 
     offsets = "".join(
-        f"<tr><td>{name}</td><td>{value:+.2f}</td></tr>"
-        for name, value in zip(JOINT_NAMES[:5], joints["offsets_deg"][:5])
+        f"<tr><td>{name}</td><td>{value:+.2f} &plusmn; {sigma:.2f}</td></tr>"
+        for name, value, sigma in zip(
+            JOINT_NAMES[:5], joints["offsets_deg"][:5], joints["offsets_sigma_deg"][:5]
+        )
     )
     regions = "".join(
         f"<tr><td>{name}</td><td>{v['real']:.3f}</td><td>{v['twin']:.3f}</td>"
@@ -89,8 +119,9 @@ def section_html(result: dict) -> str:
 with a still cube on a mark, and step responses on each joint.</p>
 <h3>Joint zero offsets (degrees)</h3>
 <table><tr><th>joint</th><th>offset</th></tr>{offsets}</table>
-<p class="note">{joints["frames_used"]} frames; cube centroid error
-{joints["centroid_rms_px_before"]:.2f} px before calibration.</p>
+<p class="note">Fitted together with the camera mount (hand-eye) from {joints["frames_used"]}
+frames; silhouette mismatch {joints["silhouette_rms_before"]:.3f} before,
+{joints["silhouette_rms_after"]:.3f} after. &plusmn; is one standard deviation.</p>
 <h3>Servos</h3>
 <p>stiffness x{servos["kp_scale"]:.2f}, damping x{servos["damping_scale"]:.2f},
 friction loss x{servos["frictionloss_scale"]:.2f}, latency {servos["latency_steps"]}
@@ -98,7 +129,8 @@ command(s); fit error {servos["rms_rad"] * 1000:.1f} mrad.</p>
 <h3>Camera at policy resolution</h3>
 {warnings}
 <table><tr><th>region</th><th>real</th><th>twin</th><th>ratio</th></tr>{regions}</table>
-<p>Exposure the twin would need: x{camera["exposure_gain_needed"]:.2f}. Mount error:
+<p>Tone: exposure x{camera["exposure_gain_needed"]:.2f}, gamma {camera["gamma"]:.2f},
+black level {camera["black_level"]:.3f}. Mount error:
 {np.linalg.norm(camera["mount_offset_mm"]):.1f} mm
 ({camera["offset_in_wobbles"]:.1f}x the training wobble) and
 {np.linalg.norm(camera["mount_rotation_deg"]):.1f} degrees

@@ -14,10 +14,15 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import minimize
 
-from realgap.diagnose.recording import CalibrationRecording
+from realgap.diagnose.recording import HOLD_WRITES, CalibrationRecording
 from realgap.diagnose.twin import ServoTwin
 
 LATENCIES = (0, 1, 2, 3)
+MODEL_FLOOR = {"kp_scale": 0.10, "damping_scale": 0.10, "frictionloss_scale": 0.50}
+"""Relative standard deviation no fit goes below. The curvature only sees reading
+noise; the twin's servo (PD control with friction loss) is a model of the real one,
+and a fit on another arm's recording (workbench_so101) was off by 9% in stiffness
+and by half in friction loss, which small steps barely excite."""
 
 
 def identify_servos(recording: CalibrationRecording, offsets=None) -> dict:
@@ -25,10 +30,12 @@ def identify_servos(recording: CalibrationRecording, offsets=None) -> dict:
     offsets = np.zeros(6) if offsets is None else np.asarray(offsets, dtype=float)
     samples = recording.step_samples - offsets
     writes = recording.step_writes - offsets
-    observed = samples[:, :5] - samples[0, :5]
+    # Responses relative to the first hold's mean: one noisy sample would bias a joint.
+    hold = recording.step_sample_write < HOLD_WRITES
+    observed = samples[:, :5] - samples[hold, :5].mean(axis=0)
     twin = ServoTwin(recording.task)
 
-    def error(log_scales: np.ndarray, latency: int) -> float:
+    def residuals(log_scales: np.ndarray, latency: int) -> np.ndarray:
         kp, damping, friction = np.exp(log_scales)
         replay = twin.replay(
             samples[0],
@@ -41,7 +48,10 @@ def identify_servos(recording: CalibrationRecording, offsets=None) -> dict:
             friction,
             latency,
         )
-        return float(np.mean(((replay[:, :5] - replay[0, :5]) - observed) ** 2))
+        return (replay[:, :5] - replay[hold, :5].mean(axis=0)) - observed
+
+    def error(log_scales: np.ndarray, latency: int) -> float:
+        return float(np.mean(residuals(log_scales, latency) ** 2))
 
     fits = []
     for latency in LATENCIES:
@@ -52,9 +62,17 @@ def identify_servos(recording: CalibrationRecording, offsets=None) -> dict:
             method="Nelder-Mead",
             options={"xatol": 0.01, "fatol": 1e-12, "maxfev": 120, "initial_simplex": _simplex()},
         )
-        fits.append((result.fun, latency, np.exp(result.x)))
-    cost, latency, (kp, damping, friction) = min(fits, key=lambda fit: fit[0])
+        fits.append((result.fun, latency, result.x))
+    cost, latency, best = min(fits, key=lambda fit: fit[0])
+    kp, damping, friction = np.exp(best)
+    noise_sigma = _log_sigma(lambda x: residuals(x, latency), best)
+    floor = np.array([MODEL_FLOOR[k] for k in ("kp_scale", "damping_scale", "frictionloss_scale")])
+    sigma = np.sqrt(noise_sigma**2 + floor**2)
     return {
+        # Standard deviations: the log scale's, times the value.
+        "kp_scale_sigma": float(kp * sigma[0]),
+        "damping_scale_sigma": float(damping * sigma[1]),
+        "frictionloss_scale_sigma": float(friction * sigma[2]),
         "kp_scale": float(kp),
         "damping_scale": float(damping),
         "frictionloss_scale": float(friction),
@@ -62,6 +80,19 @@ def identify_servos(recording: CalibrationRecording, offsets=None) -> dict:
         "rms_rad": float(np.sqrt(cost)),
         "rms_rad_by_latency": {str(lat): float(np.sqrt(c)) for c, lat, _ in fits},
     }
+
+
+def _log_sigma(residuals, x: np.ndarray, step: float = 0.05) -> np.ndarray:
+    """Standard deviations of the log scales from the fit's curvature: sigma^2 (J^T J)^-1,
+    with sigma^2 the residual variance (reading noise dominates it; responses are
+    compared sample by sample, so the noise is independent between samples)."""
+    base = residuals(x).ravel()
+    jac = np.stack(
+        [(residuals(x + step * e).ravel() - base) / step for e in np.eye(len(x))], axis=-1
+    )
+    variance = float(base @ base) / max(len(base) - len(x), 1)
+    covariance = variance * np.linalg.pinv(jac.T @ jac)
+    return np.sqrt(np.maximum(np.diag(covariance), 0.0))
 
 
 def _simplex() -> np.ndarray:

@@ -36,7 +36,8 @@ from realgap.sim.rollout import Transition, rollout
 from realgap.sim.twin import TwinParams
 
 
-def _episode_rows(layout: Layout, trials: int) -> list[tuple[int, Spot]]:
+def episode_rows(layout: Layout, trials: int) -> list[tuple[int, Spot]]:
+    """``(spot index, spot)`` of every episode, in the order they run."""
     rows = []
     for index, (spot, count) in enumerate(zip(layout.spots, layout.trials_per_spot(trials))):
         rows += [(index, spot)] * count
@@ -61,7 +62,7 @@ def evaluate_in_sim(
     under a ``randomization`` around it -- batched; one dict per episode.
     ``action_mode`` is the policy contract's. Episodes are appended to ``into`` (a new
     list by default) chunk by chunk, so an interrupted run keeps the finished ones."""
-    rows = _episode_rows(layout, trials)
+    rows = episode_rows(layout, trials)
     episodes: list[dict] = [] if into is None else into
     for start in range(0, len(rows), chunk):
         part = rows[start : start + chunk]
@@ -209,7 +210,7 @@ def evaluate(
     episode; sim: run again) or ``overwrite``."""
     policy, contract = load_runtime_policy(policy_folder)
     layout = layout.for_task(contract.task)
-    rows = _episode_rows(layout, trials)
+    rows = episode_rows(layout, trials)
     run = RunFolder(out) if out is not None else None
     calibrated = calibration is not None or twin is not None
     suffix = " (calibrated)" if calibrated else ""
@@ -278,7 +279,12 @@ def evaluate(
                 extra["profile"] = target.extra["profile"].to_dict()
             # Before any result: is the cube where the layout says?
             spots = [spot for _, spot in rows[: len(finished)]]
-            extra["placement_check"] = placement_check(contract.task, finished, spots)
+            extra["placement_check"] = placement_check(
+                contract.task,
+                finished,
+                spots,
+                twin=calibration.twin() if calibration is not None else None,
+            )
     except BaseException as error:
         if target is not None and run is not None:
             # The session wrote every finished episode before it let the error through.

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from realgap.eval.stats import Z95
+from realgap.sim.twin import TwinParams
 from realgap.sim.twin_camera import TwinCamera
 
 FLAG_CM = 2.0
@@ -47,10 +48,20 @@ def locate_cube(camera: TwinCamera, joints, pixel, start=(0.2, 0.0)) -> np.ndarr
     return xy
 
 
-def placement_check(task: str, episodes: list[dict], spots: list) -> dict:
+def placement_check(
+    task: str,
+    episodes: list[dict],
+    spots: list,
+    twin: TwinParams | None = None,
+    uncorrected_offsets_rad=None,
+) -> dict:
     """Offsets (cm) between where each episode's first frame shows the cube and where its
     spot says it is, and whether they are consistently off. ``episodes`` carry the
-    bridge's ``first_view``; ``spots`` are the matching layout spots."""
+    bridge's ``first_view``; ``spots`` are the matching layout spots. ``twin``: the
+    arm's measured camera mount (a moved camera shifts the cube's image as a wrong
+    origin does); ``uncorrected_offsets_rad``: measured joint zero errors the bridge
+    did not correct in these episodes (subtracted from their readings)."""
+    offsets_rad = np.zeros(6) if uncorrected_offsets_rad is None else uncorrected_offsets_rad
     camera, shape, offsets = None, None, []
     for episode, spot in zip(episodes, spots):
         view = episode.get("first_view") or {}
@@ -61,7 +72,11 @@ def placement_check(task: str, episodes: list[dict], spots: list) -> dict:
                 camera.close()
             shape = tuple(view["shape"])
             camera = TwinCamera(task, shape)
-        found = locate_cube(camera, np.asarray(view["joints"]), view["cube_px"], spot.cube_xy)
+            if twin is not None:
+                mount = twin.camera
+                camera.set_camera(mount.offset_m, mount.rotation_deg, mount.fov_deg_delta)
+        joints = np.asarray(view["joints"]) - offsets_rad
+        found = locate_cube(camera, joints, view["cube_px"], spot.cube_xy)
         if found is not None:
             offsets.append((found - np.asarray(spot.cube_xy)) * 100)
     if camera is not None:

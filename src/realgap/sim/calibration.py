@@ -83,6 +83,15 @@ class Calibration:
             base or TwinParams(), unflatten(self.values), "calibration", CalibrationError
         )
 
+    def through_bridge(self) -> Calibration:
+        """What a policy sees of this arm through a bridge that applies this calibration:
+        the joint zero offsets are corrected, so only their residual remains (zero,
+        within the same uncertainty); everything else is as measured."""
+        values = dict(self.values)
+        if "joints.zero_offset_deg" in values:
+            values["joints.zero_offset_deg"] = [0.0] * len(values["joints.zero_offset_deg"])
+        return Calibration(values, dict(self.uncertainty), {**self.source, "through_bridge": True})
+
     @property
     def joint_offsets_rad(self) -> np.ndarray:
         """Measured encoder zero errors (zeros where not measured)."""

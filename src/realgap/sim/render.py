@@ -124,6 +124,17 @@ def cube_mask(image: np.ndarray) -> np.ndarray:
     return (r > 40) & (r > 1.8 * g) & (r > 1.8 * b)
 
 
+def jaw_mask(image: np.ndarray) -> np.ndarray:
+    """Jaw pixels by colour ratios: the twin's printed parts are yellow
+    (``printed`` in ``so101.xml``), saturated with little blue, unlike the red cube
+    and grey or brown desks. Like :func:`cube_mask`, robust to exposure and tone,
+    so real frames and twin renders are measured the same way. Printed jaws of
+    another colour need that colour in the twin's material first."""
+    rgb = image.astype(np.float32)
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    return (r > 40) & (g > 0.5 * r) & (g < 1.2 * r) & (b < 0.45 * g)
+
+
 def centroid(mask: np.ndarray) -> np.ndarray | None:
     """(row, column) centroid of a mask, or None with fewer than 6 pixels."""
     rows, cols = np.nonzero(mask)

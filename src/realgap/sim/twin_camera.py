@@ -20,6 +20,7 @@ class TwinCamera:
     ``rotation_deg`` as a rotation vector in the camera frame)."""
 
     def __init__(self, task: str, shape: tuple[int, int]):
+        self.task_name = task
         self.task = make_task(task)
         self.model, _ = compile_scene(self.task.scene_config())
         self.data = mujoco.MjData(self.model)
@@ -41,6 +42,11 @@ class TwinCamera:
     def set_camera(self, offset_m=(0, 0, 0), rotation_deg=(0, 0, 0), fov_delta_deg=0.0) -> None:
         rotation = np.deg2rad(np.asarray(rotation_deg, dtype=float))
         set_wrist_camera(self.model, self.camera, self.nominal, offset_m, rotation, fov_delta_deg)
+
+    def set_background(self, rgb) -> None:
+        """Paint the floor (and the haze beyond it) ``rgb``, as the twin's background does."""
+        self.model.geom_rgba[self.floor_geom, :3] = rgb
+        self.model.vis.rgba.haze[:3] = rgb
 
     def _pose(self, joints, cube_xy) -> None:
         self.data.qpos[self.qadr] = joints

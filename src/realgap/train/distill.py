@@ -25,6 +25,7 @@ from rich.progress import Progress
 
 from realgap import runs
 from realgap.errors import ConfigError
+from realgap.policy.checkpoint import load_policy
 from realgap.policy.networks import StateTeacher, VisualPolicy
 from realgap.runs import RunFolder
 from realgap.sim.batched_env import BatchedEnv
@@ -87,6 +88,15 @@ class Args:
     """Episodes per evaluation."""
     eval_every: int = 5
     """Evaluate the teacher every N PPO updates."""
+    init_student: str | None = None
+    """Warm start: a policy folder whose weights the student starts from (``realgap
+    adapt`` retrains the user's policy for a measured arm instead of from scratch)."""
+    init_teacher: str | None = None
+    """A ``teacher.pt`` to start PPO from; with ``teacher_steps = 0`` it labels as is
+    (the privileged teacher sees no image, so a new camera does not change it)."""
+    time_budget_s: float | None = None
+    """Wall-clock budget for training: the teacher stops at 40% of it, the student's
+    DAgger rounds when it is spent (None: run every step and round)."""
     progress: bool = True
     """Show progress bars."""
     extra: dict = field(default_factory=dict)
@@ -118,7 +128,8 @@ def _teacher_obs(obs: dict) -> torch.Tensor:
     return torch.from_numpy(np.concatenate([obs["state"], obs["privileged"]], axis=1))
 
 
-def train_teacher(args: Args, log) -> StateTeacher:
+def train_teacher(args: Args, log, deadline: float = float("inf")) -> StateTeacher:
+    """PPO on the privileged state; stops early at ``deadline`` (perf_counter seconds)."""
     randomization, twin = training_worlds(args)
     env = BatchedEnv(
         args.task,
@@ -134,6 +145,14 @@ def train_teacher(args: Args, log) -> StateTeacher:
     )
     obs, _ = env.reset(seed=args.seed)
     teacher = StateTeacher(_teacher_obs(obs).shape[1])
+    if args.init_teacher:
+        teacher.load_state_dict(
+            torch.load(args.init_teacher, map_location="cpu", weights_only=True)
+        )
+        if args.teacher_steps == 0:
+            env.close()
+            eval_env.close()
+            return teacher
     optimizer = torch.optim.Adam(teacher.parameters(), lr=args.teacher_lr, eps=1e-5)
     n, horizon = args.num_envs, args.rollout_steps
     updates = max(1, args.teacher_steps // (n * horizon))
@@ -220,6 +239,9 @@ def train_teacher(args: Args, log) -> StateTeacher:
             progress.update(
                 bar, advance=1, description=f"teacher (PPO) success {row.get('success_rate', '-')}"
             )
+            if time.perf_counter() > deadline:
+                log({"phase": "teacher_budget_spent", "update": update + 1})
+                break
     teacher.load_state_dict(best[1])
     log({"phase": "teacher_best", "success_rate": best[0]})
     env.close()
@@ -227,8 +249,11 @@ def train_teacher(args: Args, log) -> StateTeacher:
     return teacher
 
 
-def train_student(args: Args, teacher: StateTeacher | None, log) -> tuple[VisualPolicy, BatchedEnv]:
-    """DAgger the visual student from ``teacher`` (None: the scripted expert)."""
+def train_student(
+    args: Args, teacher: StateTeacher | None, log, deadline: float = float("inf")
+) -> tuple[VisualPolicy, BatchedEnv]:
+    """DAgger the visual student from ``teacher`` (None: the scripted expert); the
+    rounds stop early at ``deadline``."""
     randomization, twin = training_worlds(args)
     env = BatchedEnv(
         args.task,
@@ -244,7 +269,11 @@ def train_student(args: Args, teacher: StateTeacher | None, log) -> tuple[Visual
         label_for = lambda obs: expert.act()  # noqa: E731  (reads the env's true state)
     else:
         label_for = lambda obs: teacher.act_deterministic(_teacher_obs(obs)).numpy()  # noqa: E731
-    student = VisualPolicy(image_size=env.config.image_size)
+    if args.init_student:
+        student, _ = load_policy(args.init_student)
+        student.train()
+    else:
+        student = VisualPolicy(image_size=env.config.image_size)
     optimizer = torch.optim.Adam(student.parameters(), lr=args.student_lr)
     images, states, labels = [], [], []
     obs, _ = env.reset(seed=args.seed + 2)
@@ -288,8 +317,18 @@ def train_student(args: Args, teacher: StateTeacher | None, log) -> tuple[Visual
                 }
             )
             progress.update(bar, advance=1, description=f"student (DAgger) success {success:.2f}")
+            if time.perf_counter() > deadline:
+                log({"phase": "student_budget_spent", "update": round_index + 1})
+                break
     env.close()
     return student, nominal
+
+
+def _deadline(args: Args, started: float, share: float) -> float:
+    """When a phase must stop: ``share`` of the budget after ``started``."""
+    if args.time_budget_s is None:
+        return float("inf")
+    return started + share * args.time_budget_s
 
 
 def main(args: Args) -> dict:
@@ -304,10 +343,10 @@ def main(args: Args) -> dict:
     with run.metrics(columns, started) as metrics:
         teacher = None
         if args.teacher == "ppo":
-            teacher = train_teacher(args, metrics.log)
+            teacher = train_teacher(args, metrics.log, _deadline(args, started, 0.4))
             weights = {k: v.cpu() for k, v in teacher.state_dict().items()}
             torch.save(weights, run.file(runs.TEACHER))
-        student, nominal = train_student(args, teacher, metrics.log)
+        student, nominal = train_student(args, teacher, metrics.log, _deadline(args, started, 1.0))
     summary = finish_run(
         run,
         student,

@@ -1,0 +1,1 @@
+"""``realgap adapt``: measure an arm, build its twin, retrain, prove the gain."""

@@ -1,0 +1,57 @@
+"""``rig.toml``: what the camera cannot measure, weighed and measured by the user.
+
+Images fix the camera and the joints and step responses fix the servos, but not
+what the cube weighs or how grippy it is. The user writes them down::
+
+    # Weighed on a kitchen scale, measured with calipers.
+    [cube]
+    mass_kg = 0.011
+    size_m = 0.025
+    friction = 0.6        # a guess is fine: say so in the uncertainty
+
+    [fingers]
+    friction = 0.8
+
+    [uncertainty]         # one standard deviation each; defaults below
+    "cube.friction" = 0.2
+
+Keys are :class:`~realgap.sim.twin.TwinParams` keys of the ``cube`` and ``fingers``
+sections; unknown keys and bad values are refused with the file and key named.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from realgap.sim.twin import TwinParams, TwinParamsError, flatten, parse_sections, read_toml
+
+RIG_SECTIONS = ("cube", "fingers")
+DEFAULT_SIGMA = {
+    "cube.mass_kg": 0.001,  # a kitchen scale's gram
+    "cube.size_m": 0.0005,  # half a millimetre with a ruler
+    "cube.friction": 0.15,  # friction is guessed, not measured, on most desks
+    "fingers.friction": 0.15,
+}
+"""One standard deviation of what a user measures without a lab; colour is exact."""
+
+
+def load_rig(path: str | Path | None) -> dict[str, tuple[object, object]]:
+    """``section.key -> (value, sigma)`` from a rig file; None gives nothing."""
+    if path is None:
+        return {}
+    data = read_toml(path, TwinParamsError)
+    sigma = data.pop("uncertainty", {})
+    outside = sorted(set(data) - set(RIG_SECTIONS))
+    if outside:
+        raise TwinParamsError(
+            f"{path}: rig.toml holds only {list(RIG_SECTIONS)} (and [uncertainty]); "
+            f"{outside} come from the calibration recording"
+        )
+    parse_sections(TwinParams(), data, str(path))  # names the file and key on a bad value
+    values = flatten(data)
+    if not isinstance(sigma, dict):
+        raise TwinParamsError(f"{path}: [uncertainty] must be a table of 'section.key' = number")
+    unknown = sorted(set(sigma) - set(values))
+    if unknown:
+        raise TwinParamsError(f"{path}: uncertainty for keys not given: {unknown}")
+    return {key: (value, sigma.get(key, DEFAULT_SIGMA.get(key))) for key, value in values.items()}

@@ -1,0 +1,324 @@
+"""``realgap adapt``: measure an arm, build its twin, retrain, and prove the gain on it.
+
+The reference write-up's own next steps, end to end:
+
+1. **Record** a calibration session on the arm, camera locked first (or take one).
+2. **Calibrate**: joint offsets and the camera mount together (hand-eye), tone,
+   background, servos -- each with a standard deviation -- plus what images cannot
+   tell (cube mass, size, friction) from the user's ``rig.toml``.
+3. **Build the arm's twin** and a randomization centred on it, widths from the
+   uncertainties (:meth:`DomainRandomization.around`). The bridge will apply the
+   measured joint offsets, so the policy trains with only their *residual* (zero,
+   randomized within the uncertainty), as it will see them through the bridge.
+4. **Retrain** in that twin: the student warm-starts from the user's policy; the
+   privileged teacher (it sees no image) is reused as is when the physics matches
+   what it was trained in, and fine-tuned when it does not. Bounded by a budget.
+5. **Prove it**: matched evaluation of the old policy (as it ran before) and the new
+   one (with the calibrated bridge) on the arm, same layout and spots; the placement
+   check first; Wilson intervals and a Newcombe interval on the improvement.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress
+
+from realgap.adapt.rig import load_rig
+from realgap.adapt.section import adapt_section
+from realgap.bridge.camera_lock import lock_camera
+from realgap.bridge.env import DeployConfig
+from realgap.bridge.worlds import at_start_pose
+from realgap.diagnose.attribute import attribute
+from realgap.diagnose.recording import CalibrationRecording, record_calibration
+from realgap.diagnose.run import diagnose_recording
+from realgap.errors import ConfigError
+from realgap.eval.layout import load_layout
+from realgap.eval.matched import episode_rows, evaluate
+from realgap.eval.placement import placement_check
+from realgap.eval.stats import difference
+from realgap.policy.folder import load_contract
+from realgap.report.html import build_report
+from realgap.runs import RunFolder, claim
+from realgap.sim.calibration import Calibration
+from realgap.train import distill
+
+PHYSICS_SECTIONS = ("cube", "fingers", "servo", "control")
+"""What the privileged teacher feels; a camera change does not touch it."""
+RETRAIN_TEACHER_STEPS = 100_000
+"""PPO steps to fine-tune a reused teacher when the arm's physics differ."""
+
+
+@dataclass(frozen=True)
+class AdaptConfig:
+    policy: Path
+    """The policy to adapt: a policy folder (its run's teacher.pt is reused if present)."""
+    out: Path
+    """Run folder: recording, calibration, train/, before/ and after/ evaluations, report."""
+    world: str = "fake"
+    """``fake`` (a twin with a hidden reality profile) or ``real`` (the arm)."""
+    recording: Path | None = None
+    """A calibration recording to use instead of recording one."""
+    rig: Path | None = None
+    """``rig.toml``: what images cannot tell (cube mass, size, friction), weighed and
+    measured by the user; see docs/adapt.md."""
+    layout: Path | None = None
+    """Evaluation layout TOML (default: the shipped 13 spots)."""
+    trials: int = 39
+    """Episodes per evaluation (old and new policy alike)."""
+    budget_s: float = 600.0
+    """Wall-clock budget for retraining (10 minutes on a 2-core CPU for Reach)."""
+    quick: bool = False
+    """A tiny run for smoke tests: minimal training and few episodes."""
+    attribute: bool = True
+    """Also attribute the old policy's gap to each measured difference (in the twin)."""
+    seed: int = 0
+
+
+QUICK_TRIALS = 13  # one per spot of the default layout
+QUICK_BUDGET_S = 60.0
+DEFAULT_POSES, QUICK_POSES = 24, 16
+
+
+def run_adapt(
+    config: AdaptConfig,
+    open_world: Callable,
+    console: Console | None = None,
+    deploy_config: DeployConfig | None = None,
+) -> dict:
+    """Run the five steps on the arm ``open_world(task)`` gives; returns ``adapt.json``."""
+    console = console or Console()
+    started = time.perf_counter()
+    contract = load_contract(config.policy)
+    task = contract.task
+    run = RunFolder(config.out)
+    run.write_json("adapt_config.json", {k: _plain(v) for k, v in asdict(config).items()})
+    trials = QUICK_TRIALS if config.quick else config.trials
+    cameras = Path(config.out) / "cameras"
+    deploy_config = replace(deploy_config or DeployConfig(), lock_folder=cameras)
+    timings: dict[str, float] = {}
+
+    def lap(name: str, since: float) -> float:
+        timings[name] = round(time.perf_counter() - since, 1)
+        return time.perf_counter()
+
+    console.rule("1/5 lock the camera and record a calibration session")
+    tick = time.perf_counter()
+    world = open_world(task)
+    with at_start_pose(world):
+        lock = lock_camera(world.camera, folder=cameras)
+    console.print(f"locked {lock.camera_id}")
+    if config.recording is not None:
+        recording_path = Path(config.recording)
+        CalibrationRecording.load(recording_path)  # refuse a bad file before any work
+    else:
+        world = open_world(task)
+        world.camera.apply_settings(lock.settings)
+        poses = QUICK_POSES if config.quick else DEFAULT_POSES
+        recording_path = record_calibration(world, poses=poses, seed=config.seed).save(
+            run.file("recording.npz")
+        )
+    console.print(f"recording: {recording_path}")
+    tick = lap("record", tick)
+
+    console.rule("2/5 calibrate: joints and camera together, tone, servos (+ rig.toml)")
+    diagnosis = diagnose_recording(recording_path, run.file("calibration"), config.layout)
+    calibration = Calibration.load(run.file("calibration") / "calibration.json")
+    for key, (value, sigma) in load_rig(config.rig).items():
+        calibration.measure(key, value, sigma)
+    calibration.save(run.file("calibration.json"))
+    for warning in diagnosis["joints"]["warnings"] + diagnosis["camera"]["warnings"]:
+        console.print(f"[yellow]warning: {warning}[/]")
+    console.print(_calibration_lines(calibration))
+    tick = lap("calibrate", tick)
+
+    console.rule("3/5 the arm's twin and a randomization around it")
+    seen = calibration.through_bridge()
+    seen.save(run.file("training_calibration.json"))
+    physics = physics_changed(calibration)
+    console.print("physics differ from the teacher's twin in: " + (", ".join(physics) or "nothing"))
+
+    console.rule("4/5 retrain in the arm's twin (warm start)")
+    args = _retrain_args(config, task, run, physics)
+    console.print(
+        f"teacher: {'fine-tune ' if args.teacher_steps else 'reuse '}"
+        f"{args.init_teacher or 'new'}; student from {config.policy}; "
+        f"budget {args.time_budget_s:.0f} s"
+    )
+    trained = distill.main(args)
+    new_policy = Path(args.out) / "policy"
+    tick = lap("retrain", tick)
+
+    console.rule("5/5 matched evaluation on the arm: old policy vs adapted")
+    layout = load_layout(config.layout)
+    results = {}
+    for name, policy, calib in (
+        ("before", config.policy, None),
+        ("after", new_policy, calibration),
+    ):
+        with Progress(transient=True, console=console) as progress:
+            bar = progress.add_task(f"{name}: {policy}", total=trials)
+            results[name] = evaluate(
+                policy,
+                config.world,
+                layout,
+                trials,
+                open_world=open_world,
+                deploy_config=deploy_config,
+                seed=config.seed,
+                out=run.file(name),
+                progress=lambda n, bar=bar, progress=progress: progress.update(bar, advance=n),
+                calibration=calib,
+                earlier="overwrite",  # this command owns its folder
+            )
+    # Before any result: is the cube where the layout says? Judged with the measured
+    # camera mount and joint offsets (uncalibrated, a moved camera looks like a moved cube).
+    spots = [spot for _, spot in episode_rows(layout.for_task(task), trials)]
+    placement = placement_check(
+        task,
+        results["before"]["episodes"],
+        spots,
+        twin=calibration.twin(),
+        uncorrected_offsets_rad=calibration.joint_offsets_rad,
+    )
+    if placement.get("flagged"):
+        console.print(f"[bold red]placement check: {placement['note']}[/]")
+    else:
+        console.print(
+            f"placement check: {placement.get('note') or 'the cube is where the layout says'}"
+        )
+    # What the arm's twin predicted for the adapted policy, on the same layout.
+    results["twin"] = evaluate(
+        new_policy,
+        "sim",
+        layout,
+        trials,
+        seed=config.seed,
+        out=run.file("twin"),
+        calibration=seen,
+        earlier="overwrite",
+    )
+    lap("evaluate", tick)
+    gain = difference(results["after"]["overall"], results["before"]["overall"])
+    summary = {
+        "task": task,
+        "policy": str(config.policy),
+        "adapted_policy": str(new_policy),
+        "world": results["after"]["world"],
+        "before": results["before"]["overall"],
+        "after": results["after"]["overall"],
+        "gain": gain,
+        "twin": results["twin"]["overall"],
+        "twin_minus_arm": difference(results["twin"]["overall"], results["after"]["overall"]),
+        "trained_success_in_twin": trained.get("success_rate_nominal"),
+        "placement_check": placement,
+        "physics_changed": physics,
+        "calibration": {"values": calibration.values, "uncertainty": calibration.uncertainty},
+        "seconds": timings,
+        "total_seconds": round(time.perf_counter() - started, 1),
+    }
+    attribution = None
+    if config.attribute:
+        console.rule("why the old policy failed: gap attribution in the twin")
+        attribution = attribute(config.policy, calibration, layout, trials, seed=config.seed)
+        run.write_json("attribution.json", attribution)
+    summary["total_seconds"] = round(time.perf_counter() - started, 1)
+    run.write_json("adapt.json", summary)
+    run.file("adapt.section.html").write_text(adapt_section(summary, attribution))
+    report = build_report(config.out)
+    console.print(f"report: {report}")
+    _print_result(console, summary)
+    return summary
+
+
+def physics_changed(calibration: Calibration, sigmas: float = 2.0) -> list[str]:
+    """Measured physics values that differ from the nominal twin by more than ``sigmas``
+    standard deviations (or at all, where none was given)."""
+    nominal = Calibration().twin()
+    changed = []
+    for key, value in calibration.values.items():
+        section, name = key.split(".", 1)
+        if section not in PHYSICS_SECTIONS:
+            continue
+        default = getattr(getattr(nominal, section), name)
+        sigma = calibration.uncertainty.get(key, 0.0)
+        if abs(float(value) - float(default)) > max(sigmas * float(sigma), 1e-9):
+            changed.append(key)
+    return changed
+
+
+def _retrain_args(config: AdaptConfig, task: str, run: RunFolder, physics: list[str]):
+    teacher = _teacher_of(Path(config.policy))
+    overrides = {
+        "out": str(run.file("train")),
+        "seed": config.seed,
+        "twin": str(run.file("training_calibration.json")),
+        "init_student": str(config.policy),
+        "time_budget_s": QUICK_BUDGET_S if config.quick else config.budget_s,
+    }
+    if teacher is not None:
+        overrides["init_teacher"] = str(teacher)
+        overrides["teacher_steps"] = RETRAIN_TEACHER_STEPS if physics else 0
+    args = distill.args_for_task(task, **overrides)
+    if args.teacher != "ppo":
+        # A scripted teacher reads the true state: nothing to reuse or fine-tune.
+        args = replace(args, init_teacher=None)
+    if config.quick:
+        quick = dict(distill.QUICK)
+        if teacher is not None:
+            quick["teacher_steps"] = min(quick["teacher_steps"], args.teacher_steps)
+        args = replace(args, **quick)
+    return args
+
+
+def _teacher_of(policy: Path) -> Path | None:
+    """The run's ``teacher.pt`` next to a policy folder, if it has one."""
+    for candidate in (policy.parent / "teacher.pt", policy / "teacher.pt"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _calibration_lines(calibration: Calibration) -> str:
+    lines = []
+    for key, value in calibration.values.items():
+        sigma = calibration.uncertainty.get(key)
+        lines.append(
+            f"  {key} = {_fmt(value)}" + (f" ± {_fmt(sigma)}" if sigma is not None else "")
+        )
+    return "\n".join(lines)
+
+
+def _fmt(value) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(f"{v:.3g}" for v in value) + "]"
+    return f"{value:.3g}"
+
+
+def _print_result(console: Console, summary: dict) -> None:
+    before, after, gain = summary["before"], summary["after"], summary["gain"]
+    console.print(
+        f"before: {before['success_rate']:.0%} {_ci(before['ci95'])} of {before['trials']}; "
+        f"after: {after['success_rate']:.0%} {_ci(after['ci95'])} of {after['trials']}; "
+        f"gain {gain['gap']:+.0%} {_ci(gain['ci95'])}"
+    )
+    console.print(f"adapt took {summary['total_seconds']:.0f} s ({summary['seconds']})")
+
+
+def _ci(interval) -> str:
+    return f"({interval[0]:.0%} to {interval[1]:.0%})"
+
+
+def _plain(value):
+    return str(value) if isinstance(value, Path) else value
+
+
+def check_out(out: Path, earlier: str) -> None:
+    """Refuse to mix a new adapt run into an old one unless told."""
+    if earlier not in ("refuse", "overwrite"):
+        raise ConfigError(f"earlier must be refuse or overwrite, got {earlier!r}")
+    claim([Path(out) / "adapt.json"], earlier)

@@ -1,0 +1,58 @@
+"""The report's "closing the gap" section for ``realgap adapt``."""
+
+from __future__ import annotations
+
+import html
+
+from realgap.diagnose.attribute import section_html as attribution_html
+
+
+def adapt_section(summary: dict, attribution: dict | None = None) -> str:
+    """Before/after on the arm, the twin's prediction, the calibration with its
+    uncertainties, and (when run) the old policy's gap attribution."""
+    rows = "".join(
+        f"<tr><td>{html.escape(label)}</td><td>{_rate(summary[key])}</td></tr>"
+        for key, label in (
+            ("before", f"old policy on {summary['world']} (as it ran before)"),
+            ("after", f"adapted policy on {summary['world']} (calibrated bridge)"),
+            ("twin", "adapted policy in the arm's twin (the prediction)"),
+        )
+    )
+    gain, predicted = summary["gain"], summary["twin_minus_arm"]
+    values, sigmas = summary["calibration"]["values"], summary["calibration"]["uncertainty"]
+    calibration = "".join(
+        f"<tr><td>{html.escape(key)}</td><td>{_value(value)}</td>"
+        f"<td>{_value(sigmas[key]) if key in sigmas else '-'}</td></tr>"
+        for key, value in values.items()
+    )
+    placement = summary.get("placement_check") or {}
+    warning = ""
+    if placement.get("flagged"):
+        warning = f"<p class='bad'>Placement check: {html.escape(placement['note'])}</p>"
+    changed = ", ".join(summary["physics_changed"]) or "nothing"
+    return f"""
+<h2>Closing the gap</h2>
+{warning}
+<p class="note">{html.escape(summary["policy"])} was adapted to this arm by
+<code>realgap adapt</code>: calibration recording, hand-eye calibration, retraining in the
+arm's twin (warm start; physics changed: {html.escape(changed)}), then the same layout and
+spots for both policies. In-distribution spots; Wilson 95% intervals.</p>
+<table><tr><th>policy and world</th><th>success</th></tr>{rows}</table>
+<p>Improvement on the arm: <b>{gain["gap"]:+.0%}</b> (Newcombe 95%
+{gain["ci95"][0]:+.0%} to {gain["ci95"][1]:+.0%}). Twin minus arm after adapting:
+{predicted["gap"]:+.0%} ({predicted["ci95"][0]:+.0%} to {predicted["ci95"][1]:+.0%}).</p>
+<h3>The calibration (one standard deviation)</h3>
+<table><tr><th>value</th><th>measured</th><th>&plusmn;</th></tr>{calibration}</table>
+{attribution_html(attribution) if attribution else ""}
+"""
+
+
+def _rate(result: dict) -> str:
+    low, high = result["ci95"]
+    return f"{result['success_rate']:.0%} ({low:.0%} to {high:.0%}), {result['trials']} episodes"
+
+
+def _value(value) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(f"{v:.3g}" for v in value) + "]"
+    return f"{value:.3g}"

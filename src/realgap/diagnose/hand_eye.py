@@ -1,0 +1,284 @@
+"""Joint zero offsets and the wrist camera's mount, fitted together (hand-eye).
+
+The camera rides on the gripper, so two things in every frame pin it down:
+
+- **the jaws** sit still in the camera's view whatever the joints do: where they
+  appear fixes the mount (offset, rotation, field of view) relative to the gripper,
+  and no joint offset can move them;
+- **the cube** on its mark moves through the view as the arm moves: given the
+  mount, where it appears fixes the joint zero offsets.
+
+A wrist-roll offset and a camera rolled on its mount move the cube alike; only the
+second moves the jaws, which is why the two must be fitted together rather than one
+assumed and the other blamed (the failure this replaces: a moved camera read as
+"implausible" 24-degree joint offsets). The pose sweep varies the gripper opening
+too, so the moving jaw separates the field of view from the mount's depth.
+
+Stages: (1) the mount from the jaw silhouettes alone; (2) the joint offsets from the
+cube's centroids with that mount (finds the basin); (3) all twelve values by
+Levenberg-Marquardt on the jaw and cube silhouettes together (rendered
+``supersample`` times finer and averaged down, so coverage varies smoothly);
+(4) uncertainties: a bootstrap over poses on the final linearization (resample the
+poses, take one Gauss-Newton step, repeat; poses, not pixels, are the independent
+draws) combined with a resolution floor, because the bootstrap alone cannot see
+that the camera's masks and the twin's differ systematically at their edges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from scipy.ndimage import gaussian_filter
+
+from realgap.diagnose.joints import (
+    PLAUSIBLE_OFFSET_DEG,
+    analysis_frames,
+    fit_centroids,
+    levenberg_marquardt,
+)
+from realgap.diagnose.recording import CalibrationRecording
+from realgap.errors import ConfigError
+from realgap.sim.render import centroid, cube_mask, jaw_mask
+from realgap.sim.twin_camera import TwinCamera
+
+ARM_JOINTS = 5
+PARAMETERS = (
+    *(f"{name}_offset_deg" for name in ("pan", "lift", "elbow", "wrist_flex", "wrist_roll")),
+    "mount_x_mm",
+    "mount_y_mm",
+    "mount_z_mm",
+    "mount_rx_deg",
+    "mount_ry_deg",
+    "mount_rz_deg",
+    "fov_delta_deg",
+)
+"""The fitted values, in units of similar size (degrees and millimetres) so one
+finite-difference step of ``STEP`` moves every silhouette by a fraction of a pixel."""
+STEP = 0.25
+MIN_JAW_PIXELS = 30
+BLUR_SCHEDULE_PX = (3.0, 1.0)
+FINE_BLUR_PX = 0.5
+RESOLUTION_FLOOR_PX = 0.3
+"""What silhouettes cannot resolve however many poses: a camera's masks and the
+twin's differ at the edges by a fraction of a pixel (tone, exposure, anti-aliasing).
+The floor is this many analysis pixels of edge motion, converted to each value."""
+"""Blur (analysis pixels) of the silhouette differences in the joint fit's rounds."""
+
+
+@dataclass
+class HandEyeFit:
+    """Joint zero offsets and the camera mount, each with one standard deviation."""
+
+    offsets_deg: list[float]  # 6, gripper 0 (not measured)
+    offsets_sigma_deg: list[float]
+    mount_offset_m: list[float]
+    mount_offset_sigma_m: list[float]
+    mount_rotation_deg: list[float]
+    mount_rotation_sigma_deg: list[float]
+    fov_delta_deg: float
+    fov_delta_sigma_deg: float
+    frames_used: int
+    silhouette_rms_before: float
+    silhouette_rms_after: float
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def offsets_rad(self) -> np.ndarray:
+        return np.deg2rad(np.asarray(self.offsets_deg))
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class _SilhouetteModel:
+    """Residuals (twin coverage - camera mask) of jaws and cube over the usable poses."""
+
+    def __init__(self, recording: CalibrationRecording, supersample: int):
+        frames = analysis_frames(recording.pose_frames)
+        jaws = np.array([jaw_mask(f) for f in frames])
+        cubes = np.array([cube_mask(f) for f in frames])
+        keep = [
+            i
+            for i in range(len(frames))
+            if jaws[i].sum() >= MIN_JAW_PIXELS and centroid(cubes[i]) is not None
+        ]
+        self.keep = keep
+        self.readings = recording.pose_readings[keep]
+        self.jaw_targets = jaws[keep].astype(np.float32)
+        self.cube_targets = cubes[keep].astype(np.float32)
+        self.cube_centroids = np.array([centroid(cubes[i]) for i in keep]) if keep else None
+        self.cube_xy = recording.cube_xy
+        self.shape = frames.shape[1:3]
+        self.supersample = supersample
+        self.blur_px = 0.0
+        height, width = self.shape
+        self.camera = TwinCamera(recording.task, (height * supersample, width * supersample))
+
+    def set_mount(self, x: np.ndarray) -> None:
+        self.camera.set_camera(x[5:8] / 1000, x[8:11], x[11])
+
+    def _coverage(self, mask: np.ndarray) -> np.ndarray:
+        height, width = self.shape
+        s = self.supersample
+        return mask.astype(np.float32).reshape(height, s, width, s).mean(axis=(1, 3))
+
+    def _blurred(self, image: np.ndarray) -> np.ndarray:
+        return gaussian_filter(image, self.blur_px) if self.blur_px else image
+
+    def per_pose(self, x: np.ndarray, jaws_only: bool = False) -> list[np.ndarray]:
+        """One residual vector per pose (jaws, then cube unless ``jaws_only``), both
+        images blurred by ``blur_px``: wider basins, smoother finite differences."""
+        self.set_mount(x)
+        offsets = np.append(np.deg2rad(x[:ARM_JOINTS]), 0.0)
+        out = []
+        for index, joints in enumerate(self.readings):
+            image = self.camera.render(joints - offsets, self.cube_xy)
+            pairs = [(jaw_mask(image), self.jaw_targets[index])]
+            if not jaws_only:
+                pairs.append((cube_mask(image), self.cube_targets[index]))
+            out.append(
+                np.concatenate([(self._blurred(self._coverage(m) - t)).ravel() for m, t in pairs])
+            )
+        return out
+
+    def residuals(self, x: np.ndarray, jaws_only: bool = False) -> np.ndarray:
+        return np.concatenate(self.per_pose(x, jaws_only))
+
+    def edge_pixels(self) -> tuple[float, float]:
+        """Edge length (pixels, all poses) of the camera's jaw and cube masks."""
+
+        def edges(masks: np.ndarray) -> float:
+            inside = masks > 0.5
+            shifted = np.zeros_like(inside)
+            shifted[:, 1:, :] |= inside[:, 1:, :] != inside[:, :-1, :]
+            shifted[:, :, 1:] |= inside[:, :, 1:] != inside[:, :, :-1]
+            return max(float(shifted.sum()), 1.0)
+
+        return edges(self.jaw_targets), edges(self.cube_targets)
+
+    def close(self) -> None:
+        self.camera.close()
+
+
+def fit_hand_eye(
+    recording: CalibrationRecording,
+    supersample: tuple[int, int] = (2, 4),
+    bootstrap: int = 300,
+    min_frames: int = 8,
+    seed: int = 0,
+) -> HandEyeFit:
+    """Fit joint zero offsets and the camera mount together; see the module docstring.
+    ``supersample``: the twin's render scale in the coarse rounds and the final one."""
+    coarse, fine = (_SilhouetteModel(recording, scale) for scale in supersample)
+    try:
+        if len(coarse.keep) < min_frames:
+            raise ConfigError(
+                f"the jaws and the cube are both visible in only {len(coarse.keep)} of "
+                f"{len(recording.pose_frames)} pose-sweep frames (need {min_frames}); place the "
+                "cube nearer the start pose's view, open the gripper, and record again"
+            )
+        return _fit(coarse, fine, bootstrap, seed)
+    finally:
+        coarse.close()
+        fine.close()
+
+
+def _fit(model: _SilhouetteModel, fine: _SilhouetteModel, bootstrap: int, seed: int) -> HandEyeFit:
+    x = np.zeros(len(PARAMETERS))
+    before = _rms(model.residuals(x))
+
+    # 1. The mount from the jaws: no joint offset moves them.
+    def jaws(mount: np.ndarray) -> np.ndarray:
+        return model.residuals(np.concatenate([x[:ARM_JOINTS], mount]), jaws_only=True)
+
+    x[ARM_JOINTS:] = levenberg_marquardt(jaws, x[ARM_JOINTS:], step=STEP, iterations=10)
+
+    # 2. The joint offsets' basin from the cube's centroids, seen through that mount.
+    height, width = model.shape
+    coarse = TwinCamera(model.camera.task_name, (height, width))
+    coarse.set_camera(x[5:8] / 1000, x[8:11], x[11])
+    offsets_rad, _, _ = fit_centroids(coarse, model.readings, model.cube_centroids, model.cube_xy)
+    coarse.close()
+    x[:ARM_JOINTS] = np.rad2deg(offsets_rad)
+
+    # 3. Everything together on both silhouettes, coarse to fine.
+    for blur in BLUR_SCHEDULE_PX:
+        model.blur_px = blur
+        x = levenberg_marquardt(model.residuals, x, step=STEP, iterations=15)
+    # ... and a last round on finer renders: edges to a quarter pixel.
+    fine.blur_px = FINE_BLUR_PX
+    x = levenberg_marquardt(fine.residuals, x, step=STEP, iterations=12)
+    fine.blur_px = 0.0
+    after = _rms(fine.residuals(x))
+
+    # 4. Uncertainties on the final linearization.
+    sigma = _uncertainty(fine, x, bootstrap, seed)
+    offsets = [*map(float, x[:ARM_JOINTS]), 0.0]
+    warnings = []
+    if np.abs(offsets).max() > PLAUSIBLE_OFFSET_DEG:
+        warnings.append(
+            f"offsets up to {np.abs(offsets).max():.0f} degrees are implausible for a "
+            "calibrated arm even with the camera mount fitted: was the cube's mark where the "
+            "recording says, measured from the rotation axis (`realgap diagnose frame`)?"
+        )
+    return HandEyeFit(
+        offsets_deg=offsets,
+        offsets_sigma_deg=[*map(float, sigma[:ARM_JOINTS]), 0.0],
+        mount_offset_m=[float(v) / 1000 for v in x[5:8]],
+        mount_offset_sigma_m=[float(v) / 1000 for v in sigma[5:8]],
+        mount_rotation_deg=[float(v) for v in x[8:11]],
+        mount_rotation_sigma_deg=[float(v) for v in sigma[8:11]],
+        fov_delta_deg=float(x[11]),
+        fov_delta_sigma_deg=float(sigma[11]),
+        frames_used=len(model.keep),
+        silhouette_rms_before=before,
+        silhouette_rms_after=after,
+        warnings=warnings,
+    )
+
+
+def _uncertainty(model: _SilhouetteModel, x: np.ndarray, draws: int, seed: int) -> np.ndarray:
+    """One standard deviation per value: the pose bootstrap's spread combined with the
+    silhouettes' resolution floor (see :data:`RESOLUTION_FLOOR_PX`)."""
+    base = model.per_pose(x)
+    columns = []
+    for k in range(len(x)):
+        shifted = x.copy()
+        shifted[k] += STEP
+        columns.append([(s - b) / STEP for s, b in zip(model.per_pose(shifted), base)])
+    jacobians = [np.stack([columns[k][i] for k in range(len(x))], axis=1) for i in range(len(base))]
+    spread = _pose_bootstrap(jacobians, base, draws, seed)
+    # How far one unit of each value moves the silhouettes' edges, in pixels: a shift
+    # of d pixels along an edge of L pixels changes coverage by about d per edge pixel,
+    # so the Jacobian column's norm is d * sqrt(L).
+    split = model.jaw_targets[0].size
+    jaw_edge, cube_edge = model.edge_pixels()
+    motion = np.zeros(len(x))
+    for k in range(len(x)):
+        jaw_part = sum(float(np.sum(j[:split, k] ** 2)) for j in jacobians)
+        cube_part = sum(float(np.sum(j[split:, k] ** 2)) for j in jacobians)
+        # Each value is located by the region it moves most.
+        motion[k] = max(np.sqrt(jaw_part / jaw_edge), np.sqrt(cube_part / cube_edge))
+    floor = RESOLUTION_FLOOR_PX / np.maximum(motion, 1e-9)
+    return np.sqrt(spread**2 + floor**2)
+
+
+def _pose_bootstrap(jacobians, residuals, draws: int, seed: int) -> np.ndarray:
+    """Standard deviations of one Gauss-Newton step over poses resampled with
+    replacement: the fit's spread had the arm visited other poses like these."""
+    normals = np.array([j.T @ j for j in jacobians])
+    gradients = np.array([j.T @ r for j, r in zip(jacobians, residuals)])
+    rng = np.random.default_rng(seed)
+    poses, size = len(residuals), normals.shape[1]
+    steps = []
+    for _ in range(draws):
+        pick = rng.integers(0, poses, poses)
+        normal = normals[pick].sum(axis=0)
+        ridge = 1e-9 * np.trace(normal) * np.eye(size)
+        steps.append(np.linalg.solve(normal + ridge, -gradients[pick].sum(axis=0)))
+    return np.std(np.array(steps), axis=0)
+
+
+def _rms(residuals: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(residuals**2)))

@@ -1,0 +1,37 @@
+"""rig.toml: what the camera cannot measure, with defaults for its uncertainty."""
+
+import pytest
+
+from realgap.adapt.rig import DEFAULT_SIGMA, load_rig
+from realgap.sim.calibration import Calibration
+from realgap.sim.twin import TwinParamsError
+
+
+def test_rig_values_and_uncertainties(tmp_path):
+    rig = tmp_path / "rig.toml"
+    rig.write_text(
+        '[cube]\nmass_kg = 0.011\nfriction = 0.6\n[uncertainty]\n"cube.friction" = 0.2\n'
+    )
+    values = load_rig(rig)
+    assert values["cube.mass_kg"] == (0.011, DEFAULT_SIGMA["cube.mass_kg"])
+    assert values["cube.friction"] == (0.6, 0.2)
+    calibration = Calibration()
+    for key, (value, sigma) in values.items():
+        calibration.measure(key, value, sigma)
+    assert calibration.twin().cube.mass_kg == 0.011
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[servo]\nkp_scale = 0.5\n", "come from the calibration recording"),
+        ("[cube]\nmass_kg = -1\n", "mass_kg"),
+        ("[cube]\nweight = 1\n", "weight"),
+        ('[cube]\nmass_kg = 0.01\n[uncertainty]\n"cube.size_m" = 0.1\n', "keys not given"),
+    ],
+)
+def test_bad_rig_files_are_refused_with_the_key_named(tmp_path, text, message):
+    rig = tmp_path / "rig.toml"
+    rig.write_text(text)
+    with pytest.raises(TwinParamsError, match=message):
+        load_rig(rig)
