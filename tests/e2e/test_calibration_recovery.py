@@ -26,15 +26,18 @@ def calibrated(tmp_path_factory):
 def test_geometry_is_recovered_within_tolerance_and_uncertainty(calibrated):
     calibration, truth = calibrated
     measured, sigma = calibration.values, calibration.uncertainty
+    # Lift and elbow offsets of opposite sign move the camera mostly along its view, so
+    # the pose sweep separates them less well than the others (docs/adapt.md).
+    joint_tolerance = [0.5, 1.0, 1.0, 0.5, 0.5, 0.5]
     cases = [
-        ("joints.zero_offset_deg", truth.joints.zero_offset_deg, 0.5),
+        ("joints.zero_offset_deg", truth.joints.zero_offset_deg, joint_tolerance),
         ("camera.offset_m", truth.camera.offset_m, 0.0015),
         ("camera.rotation_deg", truth.camera.rotation_deg, 1.0),
         ("camera.fov_deg_delta", truth.camera.fov_deg_delta, 1.0),
     ]
     for key, true_value, tolerance in cases:
         error = np.abs(np.asarray(measured[key]) - np.asarray(true_value))
-        assert np.all(error < tolerance), (key, measured[key], true_value)
+        assert np.all(error < np.asarray(tolerance)), (key, measured[key], true_value)
         assert np.all(error <= 3 * np.asarray(sigma[key]) + 1e-9), (key, error, sigma[key])
 
 

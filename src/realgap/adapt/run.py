@@ -81,7 +81,7 @@ class AdaptConfig:
 
 QUICK_TRIALS = 13  # one per spot of the default layout
 QUICK_BUDGET_S = 60.0
-DEFAULT_POSES, QUICK_POSES = 24, 16
+DEFAULT_POSES, QUICK_POSES = 32, 16
 
 
 def run_adapt(
@@ -209,6 +209,7 @@ def run_adapt(
         "policy": str(config.policy),
         "adapted_policy": str(new_policy),
         "world": results["after"]["world"],
+        "before_world": results["before"]["world"],
         "before": results["before"]["overall"],
         "after": results["after"]["overall"],
         "gain": gain,

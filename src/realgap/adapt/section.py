@@ -13,8 +13,8 @@ def adapt_section(summary: dict, attribution: dict | None = None) -> str:
     rows = "".join(
         f"<tr><td>{html.escape(label)}</td><td>{_rate(summary[key])}</td></tr>"
         for key, label in (
-            ("before", f"old policy on {summary['world']} (as it ran before)"),
-            ("after", f"adapted policy on {summary['world']} (calibrated bridge)"),
+            ("before", f"old policy on {summary['before_world']}, as it ran before"),
+            ("after", f"adapted policy on {summary['world']}"),
             ("twin", "adapted policy in the arm's twin (the prediction)"),
         )
     )

@@ -28,7 +28,7 @@ def register(subparsers) -> None:
         metavar=("X", "Y"),
         help="where the cube's mark is, metres from the rotation axis",
     )
-    record.add_argument("--poses", type=int, default=24)
+    record.add_argument("--poses", type=int, default=32)
     record.set_defaults(func=run_record)
     for name, text in (
         ("joints", "joint zero offsets and the camera mount, together, from the pose sweep"),

@@ -21,7 +21,9 @@ Levenberg-Marquardt on the jaw and cube silhouettes together (rendered
 (4) uncertainties: a bootstrap over poses on the final linearization (resample the
 poses, take one Gauss-Newton step, repeat; poses, not pixels, are the independent
 draws) combined with a resolution floor, because the bootstrap alone cannot see
-that the camera's masks and the twin's differ systematically at their edges.
+that the camera's masks and the twin's differ systematically at their edges, and
+with the spread a hand-placed cube (half a millimetre off its mark) puts on the fit:
+the lift and elbow offsets trade against the cube's distance.
 """
 
 from __future__ import annotations
@@ -57,6 +59,10 @@ PARAMETERS = (
 finite-difference step of ``STEP`` moves every silhouette by a fraction of a pixel."""
 STEP = 0.25
 MIN_JAW_PIXELS = 30
+PLACEMENT_SIGMA_M = 0.0005
+"""How well a cube is set on a printed mark by hand (one standard deviation per axis)."""
+MAX_CUBE_SHIFT_PX = 1.5
+"""A cube that moved more than this during the sweep invalidates the fit."""
 BLUR_SCHEDULE_PX = (3.0, 1.0)
 FINE_BLUR_PX = 0.5
 RESOLUTION_FLOOR_PX = 0.3
@@ -82,6 +88,9 @@ class HandEyeFit:
     silhouette_rms_before: float
     silhouette_rms_after: float
     warnings: list[str] = field(default_factory=list)
+    cube_shift_px: float | None = None
+    """How far the cube moved in the image during the sweep, beyond what the arm's own
+    movement between the two start-pose views explains (None: not recorded)."""
 
     @property
     def offsets_rad(self) -> np.ndarray:
@@ -178,7 +187,15 @@ def fit_hand_eye(
                 f"{len(recording.pose_frames)} pose-sweep frames (need {min_frames}); place the "
                 "cube nearer the start pose's view, open the gripper, and record again"
             )
-        return _fit(coarse, fine, bootstrap, seed)
+        fit = _fit(coarse, fine, bootstrap, seed)
+        fit.cube_shift_px = cube_shift_px(recording, fit)
+        if fit.cube_shift_px is not None and fit.cube_shift_px > MAX_CUBE_SHIFT_PX:
+            fit.warnings.append(
+                f"the cube moved {fit.cube_shift_px:.1f} px between the sweep's first and last "
+                "view at the start pose: the arm touched it, so the fit used a wrong cube "
+                "position; fix the cube to its mark and record again"
+            )
+        return fit
     finally:
         coarse.close()
         fine.close()
@@ -261,7 +278,27 @@ def _uncertainty(model: _SilhouetteModel, x: np.ndarray, draws: int, seed: int) 
         # Each value is located by the region it moves most.
         motion[k] = max(np.sqrt(jaw_part / jaw_edge), np.sqrt(cube_part / cube_edge))
     floor = RESOLUTION_FLOOR_PX / np.maximum(motion, 1e-9)
-    return np.sqrt(spread**2 + floor**2)
+    return np.sqrt(spread**2 + floor**2 + _placement_spread(model, x, base, jacobians) ** 2)
+
+
+def _placement_spread(model: _SilhouetteModel, x: np.ndarray, base, jacobians) -> np.ndarray:
+    """How much the fit moves if the cube sat ``PLACEMENT_SIGMA_M`` off its mark (each
+    way): the solution's sensitivity to the cube's position, -(J^T J)^-1 J^T dr/dcube.
+    Lift and elbow offsets of opposite sign move the camera mostly along its view, so
+    a fraction of a millimetre of cube placement trades for about a degree of them."""
+    normal = sum(j.T @ j for j in jacobians)
+    inverse = np.linalg.pinv(normal)
+    cube = np.asarray(model.cube_xy, dtype=float)
+    variance = np.zeros(len(x))
+    for axis in range(2):
+        shifted = cube.copy()
+        shifted[axis] += PLACEMENT_SIGMA_M
+        model.cube_xy = tuple(shifted)
+        moved = model.per_pose(x)
+        model.cube_xy = tuple(cube)
+        gradient = sum(j.T @ (m - b) for j, m, b in zip(jacobians, moved, base))
+        variance += (inverse @ gradient) ** 2
+    return np.sqrt(variance)
 
 
 def _pose_bootstrap(jacobians, residuals, draws: int, seed: int) -> np.ndarray:
@@ -278,6 +315,24 @@ def _pose_bootstrap(jacobians, residuals, draws: int, seed: int) -> np.ndarray:
         ridge = 1e-9 * np.trace(normal) * np.eye(size)
         steps.append(np.linalg.solve(normal + ridge, -gradients[pick].sum(axis=0)))
     return np.std(np.array(steps), axis=0)
+
+
+def cube_shift_px(recording: CalibrationRecording, fit: HandEyeFit) -> float | None:
+    """The cube's image shift between the start-pose views before and after the sweep,
+    minus the shift the twin predicts from the two readings (soft servos with friction
+    come back a little elsewhere): what is left is the cube itself moving."""
+    if recording.check_frames is None:
+        return None
+    frames = analysis_frames(recording.check_frames)
+    seen = [centroid(cube_mask(frame)) for frame in frames]
+    if any(point is None for point in seen):
+        return None
+    camera = TwinCamera(recording.task, frames.shape[1:3])
+    camera.set_camera(fit.mount_offset_m, fit.mount_rotation_deg, fit.fov_delta_deg)
+    angles = recording.check_readings - fit.offsets_rad
+    predicted = [camera.project_cube(a, recording.cube_xy) for a in angles]
+    camera.close()
+    return float(np.linalg.norm((seen[1] - seen[0]) - (predicted[1] - predicted[0])))
 
 
 def _rms(residuals: np.ndarray) -> float:
