@@ -3,6 +3,7 @@
 stiffness, one command of latency), through the command line."""
 
 import json
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -13,6 +14,7 @@ from realgap.diagnose.camera import diagnose_camera
 from realgap.diagnose.hand_eye import HandEyeFit, fit_hand_eye
 from realgap.diagnose.recording import CalibrationRecording
 from realgap.sim import robot
+from realgap.sim.twin import TwinParams
 from realgap.sim.twin_camera import TwinCamera
 
 TRUE_OFFSETS_DEG = [2.0, 0.0, -2.0, 0.0, 0.0]
@@ -48,6 +50,7 @@ def test_hidden_values_are_recovered(diagnosed):
     assert "Diagnosis" in page and "Joint zero offsets" in page
 
 
+@pytest.mark.slow  # the same fits as `diagnose all` above, again through two commands
 def test_servo_and_joint_commands_update_one_calibration_file(diagnosed):
     recording, out = diagnosed / "recording.npz", diagnosed / "calibration.json"
     assert main(["calibrate", "joints", str(recording), "--out", str(out)]) == 0
@@ -75,8 +78,14 @@ def test_matching_at_the_rest_pose_warns(diagnosed):
     frames = np.array([twin.render(q, recording.cube_xy) for q in rest])
     twin.close()
     at_rest = replace(recording, pose_readings=rest, pose_frames=frames)
-    as_trained = HandEyeFit(
-        [0.0] * 6, [0.1] * 6, [0.0] * 3, [1e-4] * 3, [0.0] * 3, [0.1] * 3, 0.0, 0.1, 4, 0.0, 0.0
-    )
+    as_trained = HandEyeFit.from_twin(TwinParams())
     warnings = diagnose_camera(at_rest, as_trained)["warnings"]
     assert warnings and "start pose" in warnings[0]
+
+
+def test_camera_diagnosis_takes_the_geometry_from_a_calibration(diagnosed, capsys):
+    calibration = diagnosed / "run" / "calibration.json"
+    argv = ["diagnose", "camera", str(diagnosed / "recording.npz")]
+    assert main([*argv, "--calibration", str(calibration)]) == 0
+    found = re.search(r"exposure the twin would need: x([\d.]+)", capsys.readouterr().out)
+    assert found and float(found.group(1)) == pytest.approx(1.3, rel=0.1)

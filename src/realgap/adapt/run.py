@@ -145,8 +145,7 @@ def run_adapt(
     console.rule("4/5 retrain in the arm's twin (warm start)")
     args = _retrain_args(config, task, run, physics)
     console.print(
-        f"teacher: {'fine-tune ' if args.teacher_steps else 'reuse '}"
-        f"{args.init_teacher or 'new'}; student from {config.policy}; "
+        f"teacher: {_teacher_plan(args)}; student from {config.policy}; "
         f"budget {args.time_budget_s:.0f} s"
     )
     trained = distill.main(args)
@@ -274,6 +273,15 @@ def _retrain_args(config: AdaptConfig, task: str, run: RunFolder, physics: list[
             quick["teacher_steps"] = min(quick["teacher_steps"], args.teacher_steps)
         args = replace(args, **quick)
     return args
+
+
+def _teacher_plan(args) -> str:
+    if args.teacher != "ppo":
+        return "the scripted expert (privileged, nothing to retrain)"
+    if args.init_teacher is None:
+        return "trained from scratch (no teacher.pt next to the policy)"
+    verb = "fine-tuned" if args.teacher_steps else "reused as is"
+    return f"{args.init_teacher} {verb}"
 
 
 def _teacher_of(policy: Path) -> Path | None:

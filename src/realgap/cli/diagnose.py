@@ -15,7 +15,11 @@ def register(subparsers) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     camera = sub.add_parser("camera", help="exposure, regions and mount pose at policy resolution")
     camera.add_argument("recording", type=Path)
-    camera.add_argument("--calibration", type=Path, help="apply these joint offsets first")
+    camera.add_argument(
+        "--calibration",
+        type=Path,
+        help="take joint offsets and camera mount from this file instead of fitting them",
+    )
     camera.set_defaults(func=run_camera)
     frame = sub.add_parser("frame", help="a placement in the arm and the sim frame")
     frame.add_argument("x", type=float)
@@ -51,11 +55,14 @@ def register(subparsers) -> None:
 
 def run_camera(args) -> int:
     from realgap.diagnose.camera import diagnose_camera
+    from realgap.diagnose.hand_eye import HandEyeFit
     from realgap.diagnose.recording import CalibrationRecording
     from realgap.sim.calibration import Calibration
 
-    offsets = Calibration.load(args.calibration).joint_offsets_rad
-    result = diagnose_camera(CalibrationRecording.load(args.recording), offsets)
+    geometry = None
+    if args.calibration is not None:
+        geometry = HandEyeFit.from_twin(Calibration.load(args.calibration).twin())
+    result = diagnose_camera(CalibrationRecording.load(args.recording), geometry)
     for warning in result["warnings"]:
         print(f"warning: {warning}")
     for name, region in result["regions"].items():

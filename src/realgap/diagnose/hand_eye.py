@@ -42,6 +42,7 @@ from realgap.diagnose.joints import (
 from realgap.diagnose.recording import CalibrationRecording
 from realgap.errors import ConfigError
 from realgap.sim.render import centroid, cube_mask, jaw_mask
+from realgap.sim.twin import TwinParams
 from realgap.sim.twin_camera import TwinCamera
 
 ARM_JOINTS = 5
@@ -59,6 +60,12 @@ PARAMETERS = (
 finite-difference step of ``STEP`` moves every silhouette by a fraction of a pixel."""
 STEP = 0.25
 MIN_JAW_PIXELS = 30
+VALLEY_FLOOR_DEG = np.array([0.0, 0.5, 0.5, 0.0, 0.0])
+"""Lift and elbow offsets of opposite sign move the camera mostly along its view: a
+long, flat valley. On a nominal fake arm whose frames match the twin's pixel for
+pixel, with the cube's true position given, the fit still stopped 0.5 degrees
+along it (+0.49 lift, -0.30 elbow, 16 poses): the silhouettes' coverage model and a
+point-sampled camera mask disagree by that much there. Added to those two."""
 PLACEMENT_SIGMA_M = 0.0005
 """How well a cube is set on a printed mark by hand (one standard deviation per axis)."""
 MAX_CUBE_SHIFT_PX = 1.5
@@ -91,6 +98,23 @@ class HandEyeFit:
     cube_shift_px: float | None = None
     """How far the cube moved in the image during the sweep, beyond what the arm's own
     movement between the two start-pose views explains (None: not recorded)."""
+
+    @classmethod
+    def from_twin(cls, twin: TwinParams) -> HandEyeFit:
+        """The geometry a twin (say, a calibration's) already states, unfitted."""
+        return cls(
+            offsets_deg=list(twin.joints.zero_offset_deg),
+            offsets_sigma_deg=[0.0] * 6,
+            mount_offset_m=list(twin.camera.offset_m),
+            mount_offset_sigma_m=[0.0] * 3,
+            mount_rotation_deg=list(twin.camera.rotation_deg),
+            mount_rotation_sigma_deg=[0.0] * 3,
+            fov_delta_deg=twin.camera.fov_deg_delta,
+            fov_delta_sigma_deg=0.0,
+            frames_used=0,
+            silhouette_rms_before=float("nan"),
+            silhouette_rms_after=float("nan"),
+        )
 
     @property
     def offsets_rad(self) -> np.ndarray:
@@ -278,7 +302,10 @@ def _uncertainty(model: _SilhouetteModel, x: np.ndarray, draws: int, seed: int) 
         # Each value is located by the region it moves most.
         motion[k] = max(np.sqrt(jaw_part / jaw_edge), np.sqrt(cube_part / cube_edge))
     floor = RESOLUTION_FLOOR_PX / np.maximum(motion, 1e-9)
-    return np.sqrt(spread**2 + floor**2 + _placement_spread(model, x, base, jacobians) ** 2)
+    placement = _placement_spread(model, x, base, jacobians)
+    valley = np.zeros(len(x))
+    valley[:ARM_JOINTS] = VALLEY_FLOOR_DEG
+    return np.sqrt(spread**2 + floor**2 + placement**2 + valley**2)
 
 
 def _placement_spread(model: _SilhouetteModel, x: np.ndarray, base, jacobians) -> np.ndarray:
