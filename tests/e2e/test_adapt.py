@@ -70,3 +70,14 @@ def test_physics_changed_names_only_differences_beyond_their_uncertainty():
     calibration.measure("servo.latency_steps", 2, 0.0)
     calibration.measure("camera.exposure_scale", 1.5)  # a camera change: not physics
     assert physics_changed(calibration) == ["servo.latency_steps"]
+
+
+def test_adapt_refuses_a_bad_rig_file_before_the_arm_moves(tmp_path, capsys):
+    policy = save_policy(tmp_path / "policy", VisualPolicy(), CONTRACT)
+    rig = tmp_path / "rig.toml"
+    rig.write_text("[servo]\nkp_scale = 0.5\n")
+    out = tmp_path / "adapted"
+    argv = ["adapt", str(policy), "--world", "fake", "--rig", str(rig), "--out", str(out)]
+    assert main(argv) == 2
+    assert "come from the calibration recording" in capsys.readouterr().err
+    assert not (out / "recording.npz").exists()

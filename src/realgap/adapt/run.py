@@ -36,7 +36,7 @@ from realgap.bridge.worlds import at_start_pose
 from realgap.diagnose.attribute import attribute
 from realgap.diagnose.recording import CalibrationRecording, record_calibration
 from realgap.diagnose.run import diagnose_recording
-from realgap.errors import ConfigError
+from realgap.errors import ConfigError, RealgapStop
 from realgap.eval.layout import load_layout
 from realgap.eval.matched import episode_rows, evaluate
 from realgap.eval.placement import placement_check
@@ -95,6 +95,7 @@ def run_adapt(
     started = time.perf_counter()
     contract = load_contract(config.policy)
     task = contract.task
+    rig = load_rig(config.rig)  # a bad rig.toml is refused before the arm moves
     run = RunFolder(config.out)
     run.write_json("adapt_config.json", {k: _plain(v) for k, v in asdict(config).items()})
     trials = QUICK_TRIALS if config.quick else config.trials
@@ -128,11 +129,17 @@ def run_adapt(
     console.rule("2/5 calibrate: joints and camera together, tone, servos (+ rig.toml)")
     diagnosis = diagnose_recording(recording_path, run.file("calibration"), config.layout)
     calibration = Calibration.load(run.file("calibration") / "calibration.json")
-    for key, (value, sigma) in load_rig(config.rig).items():
+    for key, (value, sigma) in rig.items():
         calibration.measure(key, value, sigma)
     calibration.save(run.file("calibration.json"))
     for warning in diagnosis["joints"]["warnings"] + diagnosis["camera"]["warnings"]:
         console.print(f"[yellow]warning: {warning}[/]")
+    if diagnosis["joints"]["warnings"]:
+        # Retraining around a geometry the fit itself distrusts would bake the error in.
+        raise RealgapStop(
+            "the joint and camera calibration was not applied (see the warnings above); "
+            f"fix the cause and run again (the recording is kept: {recording_path})"
+        )
     console.print(_calibration_lines(calibration))
     tick = lap("calibrate", tick)
 
