@@ -34,6 +34,7 @@ def test_adapt_writes_calibration_policy_before_after_and_report(adapted):
     summary = json.loads((out / "adapt.json").read_text())
     assert summary["before"]["trials"] == summary["after"]["trials"] > 0
     assert summary["world"].startswith("fake:typical_so101")
+    assert summary["placement_check"]["flagged"] is False  # its operator measures from the axis
     low, high = summary["gain"]["ci95"]
     assert low <= summary["gain"]["gap"] <= high
     # The arm was measured and the twin trained in was built from it.
