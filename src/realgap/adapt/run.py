@@ -29,7 +29,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from realgap.adapt.rig import load_rig
-from realgap.adapt.section import adapt_section
+from realgap.adapt.section import adapt_section, format_value
 from realgap.bridge.camera_lock import lock_camera
 from realgap.bridge.env import DeployConfig
 from realgap.bridge.worlds import at_start_pose
@@ -304,15 +304,10 @@ def _calibration_lines(calibration: Calibration) -> str:
     for key, value in calibration.values.items():
         sigma = calibration.uncertainty.get(key)
         lines.append(
-            f"  {key} = {_fmt(value)}" + (f" ± {_fmt(sigma)}" if sigma is not None else "")
+            f"  {key} = {format_value(value)}"
+            + (f" ± {format_value(sigma)}" if sigma is not None else "")
         )
     return "\n".join(lines)
-
-
-def _fmt(value) -> str:
-    if isinstance(value, list):
-        return "[" + ", ".join(f"{v:.3g}" for v in value) + "]"
-    return f"{value:.3g}"
 
 
 def _print_result(console: Console, summary: dict) -> None:

@@ -21,8 +21,8 @@ def adapt_section(summary: dict, attribution: dict | None = None) -> str:
     gain, predicted = summary["gain"], summary["twin_minus_arm"]
     values, sigmas = summary["calibration"]["values"], summary["calibration"]["uncertainty"]
     calibration = "".join(
-        f"<tr><td>{html.escape(key)}</td><td>{_value(value)}</td>"
-        f"<td>{_value(sigmas[key]) if key in sigmas else '-'}</td></tr>"
+        f"<tr><td>{html.escape(key)}</td><td>{format_value(value)}</td>"
+        f"<td>{format_value(sigmas[key]) if key in sigmas else '-'}</td></tr>"
         for key, value in values.items()
     )
     placement = summary.get("placement_check") or {}
@@ -52,7 +52,8 @@ def _rate(result: dict) -> str:
     return f"{result['success_rate']:.0%} ({low:.0%} to {high:.0%}), {result['trials']} episodes"
 
 
-def _value(value) -> str:
+def format_value(value) -> str:
+    """A measured value (or list of them) to three significant figures."""
     if isinstance(value, list):
         return "[" + ", ".join(f"{v:.3g}" for v in value) + "]"
     return f"{value:.3g}"
