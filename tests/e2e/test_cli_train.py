@@ -78,6 +78,23 @@ def test_train_resolves_each_task_to_its_own_training_defaults(tmp_path, capsys)
     assert json.loads(capsys.readouterr().out)["teacher"] == "scripted"
     main(["train", "PickCube", "--out", str(tmp_path), "--dry-run", "--teacher-steps", "5"])
     assert json.loads(capsys.readouterr().out)["teacher_steps"] == 5
+    main(["train", "Reach", "--out", str(tmp_path), "--dry-run", "--architecture", "squint"])
+    assert json.loads(capsys.readouterr().out)["architecture"] == "squint"
+
+
+def test_sac_resolves_cpu_defaults_and_refuses_a_missing_gpu(tmp_path, capsys, monkeypatch):
+    import torch
+
+    from realgap.train import sac
+
+    main(["train", "Reach", "--recipe", "sac", "--out", str(tmp_path), "--dry-run"])
+    resolved = json.loads(capsys.readouterr().out)
+    assert resolved["device"] == "cpu" and resolved["num_envs"] == sac.Args().num_envs
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    args = ["train", "Reach", "--recipe", "sac", "--out", str(tmp_path), "--device", "cuda"]
+    assert main(args) == 2
+    assert "no GPU" in capsys.readouterr().err
+    assert main(["train", "Reach", "--out", str(tmp_path), "--device", "cuda"]) == 2
 
 
 def test_train_in_a_twin_file(tmp_path):

@@ -18,13 +18,20 @@ def register(subparsers) -> None:
         "--recipe",
         choices=["distill", "sac"],
         default="distill",
-        help="distill (default on CPU) or sac (the Squint recipe, meant for a GPU)",
+        help="distill (default) or sac (the reference's end-to-end visual SAC)",
+    )
+    parser.add_argument(
+        "--device",
+        choices=["cpu", "cuda", "auto"],
+        default=None,
+        help="sac: where the networks train (cuda: the reference's GPU settings, "
+        "1,024 envs; auto: cuda where a GPU exists); default cpu",
     )
     parser.add_argument(
         "--envs",
         type=int,
         default=None,
-        help="parallel envs (sac default 1024: pass ~32-64 on a CPU)",
+        help="parallel envs (default from the recipe)",
     )
     parser.add_argument("--total-steps", type=int, default=None, help="sac: env transitions")
     parser.add_argument("--out", type=Path, required=True, help="run folder")
@@ -36,6 +43,13 @@ def register(subparsers) -> None:
         help="env steps for the PPO teacher (default from the recipe)",
     )
     parser.add_argument("--dagger-rounds", type=int, default=None, help="DAgger rounds")
+    parser.add_argument(
+        "--architecture",
+        choices=["student", "squint"],
+        default=None,
+        help="distill: the student network (student: realgap's; squint: the reference's "
+        "cheaper encoder); sac always trains the reference's",
+    )
     parser.add_argument("--nominal", action="store_true", help="train without domain randomization")
     parser.add_argument(
         "--twin",
@@ -58,6 +72,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from realgap.errors import ConfigError
     from realgap.runtime import configure_torch_threads
     from realgap.train import distill, sac
 
@@ -69,12 +84,17 @@ def run(args) -> int:
     common = {"out": str(args.out), "seed": args.seed, "randomize": not args.nominal, **files}
     if args.recipe == "sac":
         overrides = {"num_envs": args.envs, "total_steps": args.total_steps}
-        config = sac.Args(task=args.task, **common, **(sac.QUICK if args.quick else {}))
+        config = sac.args_for_device(
+            args.device or "cpu", task=args.task, **common, **(sac.QUICK if args.quick else {})
+        )
     else:
+        if args.device not in (None, "cpu"):
+            raise ConfigError("--device: the distill recipe trains on the CPU; --device is for sac")
         overrides = {
             "teacher_steps": args.teacher_steps,
             "dagger_rounds": args.dagger_rounds,
             "num_envs": args.envs,
+            "architecture": args.architecture,
         }
         # The task's own training defaults (e.g. PlaceCube's scripted teacher), then
         # --quick, then explicit options.

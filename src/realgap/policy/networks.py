@@ -103,5 +103,91 @@ class StateTeacher(nn.Module):
         return self.actor(self.norm(obs)).clamp(-1, 1)
 
 
+class SquintEncoder(nn.Module):
+    """The reference recipe's 16x16 encoder: 4x4 stride-2 then 4x4 stride-1
+    convolutions, 1,024 features, no projection (each user projects its own).
+    About 2.7x cheaper per update than :class:`ImageEncoder` on a CPU."""
+
+    def __init__(self, image_size: int = 16):
+        super().__init__()
+        if image_size != 16:
+            raise ValueError(f"the squint encoder takes 16x16 images, not {image_size}")
+        self.convs = nn.Sequential(
+            nn.Conv2d(3, 32, 4, stride=2), nn.ReLU(), nn.Conv2d(32, 64, 4), nn.ReLU(), nn.Flatten()
+        )
+        self.features = 64 * 4 * 4
+
+    def forward(self, image_uint8_nhwc: torch.Tensor) -> torch.Tensor:
+        x = image_uint8_nhwc.permute(0, 3, 1, 2).float() / 255.0 - 0.5
+        return self.convs(x)
+
+
+class SquintProjection(nn.Module):
+    """The reference's input projection: image features -> 50 (layer norm, tanh)
+    beside state -> 256 (layer norm, ReLU). Actor and critic each own one."""
+
+    def __init__(self, image_features: int, state_dim: int = 12):
+        super().__init__()
+        self.features = 50 + 256
+        self.image = nn.Sequential(nn.Linear(image_features, 50), nn.LayerNorm(50), nn.Tanh())
+        self.state = nn.Sequential(nn.Linear(state_dim, 256), nn.LayerNorm(256), nn.ReLU())
+
+    def forward(self, image_features: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.image(image_features), self.state(state)], dim=-1)
+
+
+def layer_normed_trunk(width_in: int, hidden: int, layers: int) -> nn.Sequential:
+    """``layers`` x (linear, layer norm, ReLU), as the reference's actor and critic."""
+    trunk = mlp([width_in] + [hidden] * layers, nn.ReLU, layer_norm=True)
+    trunk.append(nn.LayerNorm(hidden))
+    trunk.append(nn.ReLU())
+    return trunk
+
+
+class SquintHead(nn.Module):
+    """The reference's actor body: its own projection, three 256-wide layer-normed
+    ReLU layers, and the action mean."""
+
+    def __init__(self, image_features: int, state_dim: int = 12, hidden: int = 256):
+        super().__init__()
+        self.projection = SquintProjection(image_features, state_dim)
+        self.trunk = layer_normed_trunk(self.projection.features, hidden, 3)
+        self.mean = nn.Linear(hidden, 6)
+
+    def hidden(self, image_features: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        return self.trunk(self.projection(image_features, state))
+
+    def forward(self, image_features: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        return self.mean(self.hidden(image_features, state))
+
+
+class SquintPolicy(nn.Module):
+    """The reference recipe's deployed network (what visual SAC trains): same
+    inputs and outputs as :class:`VisualPolicy`, ~300k parameters."""
+
+    def __init__(self, image_size: int = 16, state_dim: int = 12):
+        super().__init__()
+        self.image_size = image_size
+        self.state_norm = RunningNorm(state_dim)
+        self.encoder = SquintEncoder(image_size)
+        self.head = SquintHead(self.encoder.features, state_dim)
+
+    def forward(self, image: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.head(self.encoder(image), self.state_norm(state)))
+
+
+ARCHITECTURES: dict[str, type[nn.Module]] = {"student": VisualPolicy, "squint": SquintPolicy}
+"""The visual networks a policy folder may hold, by the name its contract records."""
+
+
+def build_policy(architecture: str, image_size: int) -> nn.Module:
+    """A fresh visual policy network of a named architecture."""
+    if architecture not in ARCHITECTURES:
+        raise ValueError(
+            f"unknown policy architecture {architecture!r} (known: {sorted(ARCHITECTURES)})"
+        )
+    return ARCHITECTURES[architecture](image_size=image_size)
+
+
 def parameter_count(module: nn.Module) -> int:
     return sum(p.numel() for p in module.parameters())

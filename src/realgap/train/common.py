@@ -6,11 +6,12 @@ import time
 from pathlib import Path
 
 import torch
+from torch import nn
 
 from realgap import runs
 from realgap.policy.checkpoint import save_policy
 from realgap.policy.contract import PolicyContract
-from realgap.policy.networks import VisualPolicy, parameter_count
+from realgap.policy.networks import parameter_count
 from realgap.runs import RunFolder
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.calibration import Calibration, load_twin
@@ -42,7 +43,7 @@ def evaluate(env: BatchedEnv, act, episodes: int, seed: int) -> float:
     return success_rate(rollout(env, act, obs, episodes=episodes))
 
 
-def policy_actor(policy: VisualPolicy):
+def policy_actor(policy: nn.Module):
     """``obs -> actions`` for a visual policy, without gradients."""
 
     def act(obs):
@@ -54,7 +55,7 @@ def policy_actor(policy: VisualPolicy):
 
 def finish_run(
     run: RunFolder,
-    policy: VisualPolicy,
+    policy: nn.Module,
     nominal: BatchedEnv,
     *,
     recipe: str,
