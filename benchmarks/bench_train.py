@@ -1,10 +1,12 @@
-"""Benchmark: distill recipe wall time and nominal-sim success per task.
+"""Benchmark: training wall time and nominal-sim success per task, beside the reference.
 
-Usage: python benchmarks/bench_train.py [--tasks Reach PickCube] [--out runs/bench]
-Prints one line per task: success rate in the nominal sim, wall seconds, and
-the best evaluated PPO teacher (or that the scripted expert taught it).
-Targets (issue 4): Reach >= 90% within 10 minutes on a 2-core CPU; PickCube
->= 80%; PlaceCube >= 70%.
+Usage: python benchmarks/bench_train.py [--tasks Reach PickCube] [--recipe distill|sac]
+                                        [--seeds 0 1 2] [--out runs/bench]
+Prints one row per task and seed: success in the nominal sim (64+ episodes, Wilson
+95%), wall seconds split into teacher and student (distill), and the reference's
+time to 90% on one RTX 3090 (its visual SAC with 1,024 envs). Targets (issue 16):
+Reach >= 90% in under 94 s, PickCube >= 90% in under 300 s, PlaceCube >= 85% in
+under 550 s, full randomization kept.
 """
 
 from __future__ import annotations
@@ -13,29 +15,59 @@ import argparse
 import csv
 from pathlib import Path
 
-from realgap.runtime import configure_torch_threads
+from realgap.eval.stats import wilson
+from realgap.runtime import configure_rendering, configure_torch_threads
 from realgap.sim.tasks import TASKS
-from realgap.train import distill
+from realgap.train import distill, sac
+
+REFERENCE_SECONDS_TO_90 = {"Reach": 94, "PickCube": 152, "PlaceCube": 273}
+"""The reference's time to 90% success on one RTX 3090 (ReachCube, LiftCube, PlaceCube)."""
+
+
+def phase_seconds(metrics_csv: Path) -> dict[str, float]:
+    """Seconds at the end of each phase of a distill run's metrics."""
+    ends: dict[str, float] = {}
+    with open(metrics_csv) as handle:
+        for row in csv.DictReader(handle):
+            if row.get("phase") in ("teacher", "student"):
+                ends[row["phase"]] = float(row["seconds"])
+    teacher = ends.get("teacher", 0.0)
+    return {"teacher": teacher, "student": ends.get("student", teacher) - teacher}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=["Reach"], choices=sorted(TASKS))
+    parser.add_argument("--recipe", choices=["distill", "sac"], default="distill")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--out", default="runs/bench_train")
     args = parser.parse_args()
+    configure_rendering()
     configure_torch_threads()
+    print("| task | recipe | seed | nominal success | wall | split | reference GPU |")
+    print("|---|---|---|---|---|---|---|")
     for task in args.tasks:
-        config = distill.args_for_task(task, out=str(Path(args.out) / task), progress=False)
-        summary = distill.main(config)
-        with open(Path(config.out) / "metrics.csv") as handle:
-            best = [row for row in csv.DictReader(handle) if row["phase"] == "teacher_best"]
-        teacher = (
-            f"PPO teacher {float(best[-1]['success_rate']):.0%}" if best else "scripted teacher"
-        )
-        print(
-            f"{task}: student {summary['success_rate_nominal']:.0%} nominal-sim success, "
-            f"{summary['seconds']:.0f} s wall, {teacher}, {summary['parameters']:,} parameters"
-        )
+        for seed in args.seeds:
+            out = str(Path(args.out) / f"{task}_{args.recipe}_{seed}")
+            if args.recipe == "sac":
+                summary = sac.main(sac.Args(task=task, out=out, seed=seed, progress=False))
+                split = "-"
+                episodes = sac.Args().final_episodes
+            else:
+                config = distill.args_for_task(task, out=out, seed=seed, progress=False)
+                summary = distill.main(config)
+                phases = phase_seconds(Path(out) / "metrics.csv")
+                split = f"teacher {phases['teacher']:.0f} s, student {phases['student']:.0f} s"
+                episodes = max(config.eval_episodes, 64)
+            rate = summary["success_rate_nominal"]
+            low, high = wilson(round(rate * episodes), episodes)
+            reference = REFERENCE_SECONDS_TO_90.get(task)
+            print(
+                f"| {task} | {args.recipe} | {seed} | {rate:.0%} ({low:.0%}-{high:.0%}) of "
+                f"{episodes} | {summary['seconds']:.0f} s | {split} | "
+                f"{f'{reference} s to 90%' if reference else '-'} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -22,11 +22,12 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 from rich.progress import Progress
+from torch import nn
 
 from realgap import runs
 from realgap.errors import ConfigError
 from realgap.policy.checkpoint import load_policy
-from realgap.policy.networks import StateTeacher, VisualPolicy
+from realgap.policy.networks import StateTeacher, build_policy
 from realgap.runs import RunFolder
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.scripted import ScriptedController
@@ -77,11 +78,19 @@ class Args:
     dagger_steps: int = 60
     """Steps per env per DAgger round."""
     student_epochs: int = 4
-    """Passes over the aggregated dataset per round."""
+    """Passes over the aggregated dataset per round (when ``student_updates`` is None)."""
+    student_updates: int | None = None
+    """Gradient steps per DAgger round, whatever the dataset's size (None: the
+    ``student_epochs`` passes, whose cost grows with every round)."""
+    student_eval_every: int = 1
+    """Evaluate the student every N DAgger rounds (and after the last)."""
     student_batch: int = 256
     """Student minibatch size."""
     student_lr: float = 1e-3
     """Adam learning rate of the student."""
+    architecture: str = "student"
+    """The student network: ``student`` (realgap's 3x3 encoder) or ``squint`` (the
+    reference recipe's cheaper 4x4 encoder and layer-normed head)."""
     buffer_size: int = 100_000
     """Aggregated DAgger samples kept (oldest dropped first)."""
     eval_episodes: int = 64
@@ -251,7 +260,7 @@ def train_teacher(args: Args, log, deadline: float = float("inf")) -> StateTeach
 
 def train_student(
     args: Args, teacher: StateTeacher | None, log, deadline: float = float("inf")
-) -> tuple[VisualPolicy, BatchedEnv]:
+) -> tuple[nn.Module, BatchedEnv]:
     """DAgger the visual student from ``teacher`` (None: the scripted expert); the
     rounds stop early at ``deadline``."""
     randomization, twin = training_worlds(args)
@@ -273,7 +282,7 @@ def train_student(
         student, _ = load_policy(args.init_student)
         student.train()
     else:
-        student = VisualPolicy(image_size=env.config.image_size)
+        student = build_policy(args.architecture, env.config.image_size)
     optimizer = torch.optim.Adam(student.parameters(), lr=args.student_lr)
     images, states, labels = [], [], []
     obs, _ = env.reset(seed=args.seed + 2)
@@ -300,28 +309,42 @@ def train_student(
             data_state = torch.from_numpy(np.concatenate(states))
             data_label = torch.from_numpy(np.concatenate(labels)).float()
             total = len(data_label)
-            for _ in range(args.student_epochs):
-                for idx in torch.randperm(total).split(args.student_batch):
-                    loss = ((student(data_img[idx], data_state[idx]) - data_label[idx]) ** 2).mean()
-                    optimizer.zero_grad()
-                    loss.backward()
-                    optimizer.step()
-            success = evaluate(nominal, policy_actor(student), args.eval_episodes, args.seed + 9)
-            log(
-                {
-                    "phase": "student",
-                    "update": round_index + 1,
-                    "samples": total,
-                    "loss": float(loss.detach()),
-                    "success_rate": success,
-                }
-            )
-            progress.update(bar, advance=1, description=f"student (DAgger) success {success:.2f}")
-            if time.perf_counter() > deadline:
+            for idx in _minibatches(total, args):
+                loss = ((student(data_img[idx], data_state[idx]) - data_label[idx]) ** 2).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            row = {
+                "phase": "student",
+                "update": round_index + 1,
+                "samples": total,
+                "loss": float(loss.detach()),
+            }
+            out_of_time = time.perf_counter() > deadline
+            last = out_of_time or round_index + 1 == args.dagger_rounds
+            if last or (round_index + 1) % args.student_eval_every == 0:
+                act = policy_actor(student)
+                success = evaluate(nominal, act, args.eval_episodes, args.seed + 9)
+                row["success_rate"] = success
+                progress.update(bar, description=f"student (DAgger) success {success:.2f}")
+            log(row)
+            progress.update(bar, advance=1)
+            if out_of_time:
                 log({"phase": "student_budget_spent", "update": round_index + 1})
                 break
     env.close()
     return student, nominal
+
+
+def _minibatches(total: int, args: Args):
+    """Index batches for one DAgger round: ``student_updates`` random batches, or
+    ``student_epochs`` shuffled passes over the ``total`` samples."""
+    if args.student_updates is not None:
+        for _ in range(args.student_updates):
+            yield torch.randint(0, total, (min(args.student_batch, total),))
+        return
+    for _ in range(args.student_epochs):
+        yield from torch.randperm(total).split(args.student_batch)
 
 
 def _deadline(args: Args, started: float, share: float) -> float:
