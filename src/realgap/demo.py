@@ -1,7 +1,7 @@
 """``realgap demo``: the whole loop on one laptop CPU, no arm needed.
 
-1. Train a Reach policy with the default CPU recipe (privileged PPO teacher ->
-   visual DAgger student), export it to ONNX and time it.
+1. Train a Reach policy with the default CPU recipe (the privileged scripted expert
+   labels a visual DAgger student), export it to ONNX and time it.
 2. Lock the fake arms' cameras at the start pose (the shipped "typical SO-101"
    profile powers it up with auto-exposure on, and servos whose stored goal is 0).
 3. Evaluate on the default layout in the nominal sim, on the typical fake arm, and
@@ -61,8 +61,9 @@ def run_demo(config: DemoConfig, console: Console | None = None) -> dict:
     trials = QUICK_TRIALS if config.quick else config.trials
     (out / "demo.json").write_text(json.dumps({**asdict(config), "out": str(out)}, indent=2))
 
-    console.rule("1/4 train Reach (distill recipe: privileged PPO teacher -> visual student)")
     args = distill.args_for_task("Reach", out=str(out / "train"), seed=config.seed)
+    teacher = "scripted expert" if args.teacher == "scripted" else "PPO teacher"
+    console.rule(f"1/4 train Reach (distill recipe: privileged {teacher} -> visual student)")
     if config.quick:
         args = replace(args, **distill.QUICK)
     trained = distill.main(args)

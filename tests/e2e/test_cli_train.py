@@ -72,7 +72,8 @@ def test_train_resolves_each_task_to_its_own_training_defaults(tmp_path, capsys)
         }
     assert resolved["PlaceCube"]["teacher"] == "scripted"
     assert resolved["PickCube"]["teacher_steps"] == 2_000_000
-    assert resolved["Reach"]["teacher_steps"] == 200_000
+    assert resolved["Reach"]["teacher"] == "scripted"
+    assert resolved["Reach"]["student_updates"] == 60
     # --quick and explicit options go on top of the task's defaults.
     main(["train", "PlaceCube", "--out", str(tmp_path), "--dry-run", "--quick"])
     assert json.loads(capsys.readouterr().out)["teacher"] == "scripted"

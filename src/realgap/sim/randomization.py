@@ -80,12 +80,13 @@ class DomainRandomization:
     background_grey: Range = (0.0, 0.0)
     """Background grey floor: each channel is at least this; (0, 0) keeps the centre's
     colour (the black green-screen by default), e.g. (0, 0.12) for dark greys."""
-    background_value: Range = (0.0, 0.0)
+    background_value: Range = (0.0, 0.18)
     """Desk or cloth brightness 0..1; (0, 0) keeps the centre's colour. With a range, each
     episode's background is ``value * (1 + warmth, 1, 1 - warmth)``: greys and browns.
-    docs/diagnostics.md's width table: (0, 0.18) with warmth (0, 0.6) bought about 50
-    points on a brown-cloth arm at no measurable cost to distilled Reach policies."""
-    background_warmth: Range = (0.0, 0.0)
+    The default, from docs/diagnostics.md's width table: (0, 0.18) with warmth (0, 0.6)
+    bought about 50 points on a brown-cloth arm at no measurable cost to distilled Reach
+    policies; (0, 0.35) cost points on a near-black arm."""
+    background_warmth: Range = (0.0, 0.6)
     """How brown the drawn background is (0: grey; 0.5: a brown cloth)."""
     brightness: float = 0.2
     """Colour jitter: additive brightness, uniform in +-value (fraction of full scale)."""

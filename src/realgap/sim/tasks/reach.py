@@ -29,7 +29,15 @@ class Reach(Task):
     grasps = False
     instruction = "bring the gripper to the cube"
     train_defaults: ClassVar[dict[str, dict]] = {
-        "distill": {"teacher_steps": 200_000, "dagger_rounds": 14, "dagger_steps": 60},
+        # The scripted expert labels as well as the PPO teacher did (95% vs 97%) and
+        # costs no training; fixed gradient steps keep later rounds as cheap as the first.
+        "distill": {
+            "teacher": "scripted",
+            "dagger_rounds": 10,
+            "dagger_steps": 60,
+            "student_updates": 60,
+            "student_eval_every": 2,
+        },
     }
 
     def reward(self, state: SimState) -> np.ndarray:
