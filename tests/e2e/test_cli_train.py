@@ -71,7 +71,8 @@ def test_train_resolves_each_task_to_its_own_training_defaults(tmp_path, capsys)
             **json.loads(json.dumps(vars(distill.args_for_task(task, out=str(tmp_path / task))))),
         }
     assert resolved["PlaceCube"]["teacher"] == "scripted"
-    assert resolved["PickCube"]["teacher_steps"] == 2_000_000
+    assert resolved["PickCube"]["teacher"] == "scripted"
+    assert resolved["PickCube"]["student_updates"] == 80
     assert resolved["Reach"]["teacher"] == "scripted"
     assert resolved["Reach"]["student_updates"] == 60
     # --quick and explicit options go on top of the task's defaults.
