@@ -97,6 +97,8 @@ def test_sac_resolves_cpu_defaults_and_refuses_a_missing_gpu(tmp_path, capsys, m
     assert main(args) == 2
     assert "no GPU" in capsys.readouterr().err
     assert main(["train", "Reach", "--out", str(tmp_path), "--device", "cuda"]) == 2
+    sac_student = ["train", "Reach", "--recipe", "sac", "--architecture", "student"]
+    assert main([*sac_student, "--out", str(tmp_path)]) == 2
 
 
 def test_train_in_a_twin_file(tmp_path):

@@ -83,6 +83,8 @@ def run(args) -> int:
     }
     common = {"out": str(args.out), "seed": args.seed, "randomize": not args.nominal, **files}
     if args.recipe == "sac":
+        if args.architecture not in (None, "squint"):
+            raise ConfigError("--architecture: sac trains the reference's network (squint)")
         overrides = {"num_envs": args.envs, "total_steps": args.total_steps}
         config = sac.args_for_device(
             args.device or "cpu", task=args.task, **common, **(sac.QUICK if args.quick else {})

@@ -106,7 +106,8 @@ class StateTeacher(nn.Module):
 class SquintEncoder(nn.Module):
     """The reference recipe's 16x16 encoder: 4x4 stride-2 then 4x4 stride-1
     convolutions, 1,024 features, no projection (each user projects its own).
-    About 2.7x cheaper per update than :class:`ImageEncoder` on a CPU."""
+    A student update of the whole network took 1.8x less time than with
+    :class:`ImageEncoder` (batch 256, one CPU thread)."""
 
     def __init__(self, image_size: int = 16):
         super().__init__()
