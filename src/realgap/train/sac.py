@@ -99,9 +99,10 @@ GPU_DEFAULTS = {
 
 QUICK = {
     "num_envs": 8,
-    "total_steps": 1_600,
+    "total_steps": 1_200,
     "learning_starts": 400,
     "batch_size": 64,
+    "utd": 0.25,
     "eval_every": 100,
     "eval_episodes": 8,
     "final_episodes": 8,
