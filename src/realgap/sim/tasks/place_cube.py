@@ -33,7 +33,15 @@ class PlaceCube(Task):
         # A PPO teacher never learned to release in the bin (0% after 2.5M steps; with
         # warm starts from the expert it peaked near 75% and drifted): the student
         # learns from the privileged scripted expert instead (docs/training.md).
-        "distill": {"teacher": "scripted", "dagger_rounds": 24, "dagger_steps": 80},
+        # Fixed student steps: 86% in 290 s alone, against 88% in 792 s with four
+        # epochs over the growing dataset per round (docs/training.md).
+        "distill": {
+            "teacher": "scripted",
+            "dagger_rounds": 24,
+            "dagger_steps": 80,
+            "student_updates": 120,
+            "student_eval_every": 4,
+        },
     }
 
     def sample_bin_xy(self, rng: np.random.Generator, cube_xy: np.ndarray) -> np.ndarray:
