@@ -23,9 +23,14 @@ def test_the_best_evaluated_student_is_kept_and_evaluations_are_sparse(tmp_path,
         "Reach",
         out=str(tmp_path),
         progress=False,
-        **{**distill.QUICK, "dagger_rounds": 6, "dagger_steps": 4, "student_envs": 4},
-        student_updates=3,
-        student_eval_every=2,
+        **{
+            **distill.QUICK,
+            "dagger_rounds": 6,
+            "dagger_steps": 4,
+            "student_envs": 4,
+            "student_updates": 3,
+            "student_eval_every": 2,
+        },
     )
     rows = []
     student, nominal = distill.train_student(args, None, rows.append)

@@ -121,6 +121,7 @@ QUICK = {
     "student_envs": 16,
     "eval_episodes": 16,
     "student_epochs": 4,
+    "student_updates": 20,
     "eval_every": 10,
 }
 """Overrides for a tiny run (seconds): smoke tests and ``--quick``; not a useful policy."""
