@@ -185,3 +185,11 @@ def test_tiny_sac_beats_a_random_policy_on_a_contextual_bandit():
         trained = policy(torch.from_numpy(test["image"]), torch.from_numpy(test["state"]))
     random = rng.uniform(-1, 1, (512, 6)).astype(np.float32)
     assert reward(test, trained.numpy()).mean() > reward(test, random).mean() + 0.25
+
+
+def test_update_settings_come_from_the_recipe_args():
+    args = sac.Args(gamma=0.8, tau=0.02, lr=1e-3, atoms=51, alpha_init=0.3, policy_frequency=2)
+    hyper = sac.hyper_from(args)
+    assert (hyper.gamma, hyper.tau, hyper.lr, hyper.atoms) == (0.8, 0.02, 1e-3, 51)
+    assert (hyper.alpha_init, hyper.policy_frequency) == (0.3, 2)
+    assert (hyper.v_min, hyper.v_max) == (args.v_min, args.v_max)

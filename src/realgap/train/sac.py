@@ -16,7 +16,7 @@ The defaults are for a 2-core CPU, chosen by measurement (docs/training.md);
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 import torch
@@ -131,15 +131,9 @@ def args_for_device(device: str, **overrides) -> Args:
 
 
 def hyper_from(args: Args) -> SacHyper:
+    """The update's settings, read from ``Args`` by field name (one list, SacHyper's)."""
     return SacHyper(
-        gamma=args.gamma,
-        tau=args.tau,
-        lr=args.lr,
-        policy_frequency=args.policy_frequency,
-        atoms=args.atoms,
-        v_min=args.v_min,
-        v_max=args.v_max,
-        alpha_init=args.alpha_init,
+        **{f.name: getattr(args, f.name) for f in fields(SacHyper) if hasattr(args, f.name)}
     )
 
 
