@@ -30,7 +30,7 @@ def test_default_layout_has_nine_spots_inside_and_some_outside():
     layout = load_layout().for_task("PlaceCube")
     inside = [s for s in layout.spots if s.in_distribution]
     assert len(inside) == 9 and len(layout.spots) - len(inside) >= 3
-    assert all(s.bin_xy is not None for s in layout.spots)
+    assert all(s.target_xy is not None for s in layout.spots)
     split = layout.trials_per_spot(27)
     assert sum(split) == 27 and max(split) - min(split) == 1
     with pytest.raises(ValueError, match="fewer than"):

@@ -80,3 +80,12 @@ def test_camera_and_pinch_constants_match_the_shipped_model(model):
     assert camera.fovy[0] == pytest.approx(robot.WRIST_CAMERA_FOVY)
     assert model.site(robot.PINCH_SITE).pos == pytest.approx(robot.PINCH_POS)
     assert model.body(model.camera(robot.WRIST_CAMERA).bodyid[0]).name == robot.GRIPPER_BODY
+
+
+def test_start_pinch_constant_matches_the_model(model):
+    data = mujoco.MjData(model)
+    data.qpos[joint_ids(model)["qpos"]] = robot.KEYFRAMES["start"]
+    mujoco.mj_kinematics(model, data)
+    pinch = data.site_xpos[model.site(robot.PINCH_SITE).id]
+    assert robot.sim_to_arm(pinch[:2]) == pytest.approx(robot.START_PINCH_ARM[:2], abs=1e-3)
+    assert pinch[2] == pytest.approx(robot.START_PINCH_ARM[2], abs=1e-3)

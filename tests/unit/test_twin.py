@@ -203,12 +203,12 @@ def test_training_in_a_calibration_randomizes_what_it_measured_within_its_uncert
     measured = Calibration()
     measured.measure("servo.kp_scale", 0.5, sigma=0.05)
     path = measured.save(tmp_path / "calibration.json")
-    args = SimpleNamespace(twin=str(path), randomize=True, randomization=None)
+    args = SimpleNamespace(task="Reach", twin=str(path), randomize=True, randomization=None)
     widths, twin = training_worlds(args)
     assert twin.servo.kp_scale == 0.5 and widths.kp_scale == pytest.approx((0.8, 1.2))
     toml = tmp_path / "arm.toml"
     toml.write_text("[servo]\nkp_scale = 0.5\n")
     widths, twin = training_worlds(
-        SimpleNamespace(twin=str(toml), randomize=True, randomization=None)
+        SimpleNamespace(task="Reach", twin=str(toml), randomize=True, randomization=None)
     )
     assert twin.servo.kp_scale == 0.5 and widths.kp_scale == DomainRandomization().kp_scale

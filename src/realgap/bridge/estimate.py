@@ -6,9 +6,10 @@ runs the twin's kinematics on the joint readings to place the between-jaws
 point, and reads a jaw held open against its closing command as "holding
 something":
 
-- Reach: the pinch point came within the success radius of the spot's cube;
-- PickCube: the jaw held something while the pinch point was lifted;
-- PlaceCube: the jaw held something, then opened with the pinch point over the bin.
+- Reach (cube or can): the pinch point came within the success radius of the object;
+- Pick: the jaw held something while the pinch point was lifted;
+- Place and Stack: the jaw held something, then opened with the pinch point over
+  the bin or the lower object.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class TwinEstimator:
         self.data = mujoco.MjData(self.model)
         self._qadr = [self.model.joint(name).qposadr[0] for name in robot.JOINT_NAMES]
         self._pinch = self.model.site(robot.PINCH_SITE).id
-        half = self.task.config.scene.cube_size_m / 2
+        half = self.task.scene_config().object_half_height()
         self.cube = np.array([*robot.arm_to_sim(spot.cube_xy), half])
         self.reached = self.held_high = self.placed = False
         self.held = False
@@ -52,13 +53,15 @@ class TwinEstimator:
         self.reached |= bool(np.linalg.norm(pinch - self.cube) < radius)
         lift = getattr(self.task.config, "lift_m", 0.05)
         self.held_high |= bool(holding and pinch[2] > self.cube[2] + lift)
-        if self.spot.bin_xy is not None:
-            bin_xy = robot.arm_to_sim(self.spot.bin_xy)
-            over_bin = np.linalg.norm(pinch[:2] - bin_xy) < self.task.config.scene.bin_inner_m / 2
-            self.placed |= bool(self.held and not holding and over_bin)
+        if self.spot.target_xy is not None:
+            target_xy = robot.arm_to_sim(self.spot.target_xy)
+            radius = getattr(self.task.config, "align_xy_m", None)
+            radius = radius or self.task.config.scene.bin_inner_m / 2
+            over = np.linalg.norm(pinch[:2] - target_xy) < radius
+            self.placed |= bool(self.held and not holding and over)
         self.held |= holding
 
     def estimate(self) -> bool:
-        return {"Reach": self.reached, "PickCube": self.held_high, "PlaceCube": self.placed}[
-            self.task.name
-        ]
+        if not self.task.grasps:
+            return self.reached
+        return self.placed if self.task.has_target else self.held_high

@@ -35,10 +35,15 @@ from realgap.bridge.interfaces import (
 from realgap.bridge.profile import RealityProfile
 from realgap.policy_io import tone
 from realgap.sim import robot
-from realgap.sim.physics import CommandDelay, TwinModel
+from realgap.sim.physics import (
+    CommandDelay,
+    TwinModel,
+    object_half_height,
+    target_half_height,
+)
 from realgap.sim.randomization import twin_batch
 from realgap.sim.render import WristRenderer
-from realgap.sim.scene import BIN, CUBE, SceneConfig, compile_scene, joint_ids
+from realgap.sim.scene import BIN, CUBE, STACK_BASE, SceneConfig, compile_scene, joint_ids
 from realgap.sim.tasks import SimState, make_task
 
 AMBIENT_C = 25.0
@@ -70,10 +75,15 @@ class FakeWorld:
         TwinModel(self.model).apply(TwinModel.single_row(self.model), np.arange(1), self.twin)
         self.data = mujoco.MjData(self.model)
         mujoco.mj_setConst(self.model, self.data)
-        self.cube_size_m = twin.cube.size_m
+        self.cube_half = float(object_half_height(self.scene, self.twin)[0])
+        self.target_half = float(target_half_height(self.scene, self.twin)[0])
         ids = joint_ids(self.model)
         self._qadr, self._dof, self._act = ids["qpos"], ids["dof"], ids["actuator"]
         self._cube_qadr = self.model.joint(CUBE).qposadr[0]
+        self._cube_dof = self.model.joint(CUBE).dofadr[0]
+        has_base = self.scene.stack_base is not None
+        self._base_qadr = self.model.joint(STACK_BASE).qposadr[0] if has_base else -1
+        self._base_dof = self.model.joint(STACK_BASE).dofadr[0] if has_base else -1
         self._pinch = self.model.site(robot.PINCH_SITE).id
         self._bin = self.model.body(BIN).mocapid[0] if self.task.has_bin else -1
         self._kp = self.model.actuator_gainprm[self._act, 0].copy()
@@ -83,6 +93,7 @@ class FakeWorld:
         self.noise_rad = np.deg2rad(twin.joints.reading_noise_deg)
         self.temperature = np.full(6, AMBIENT_C + 5.0)
         self.cube_start = np.zeros(3)
+        self.target_start = np.zeros(3)
         self.cameras: list[FakeCamera] = []
         self.time = self.clock.now()
         self._place_arm(robot.KEYFRAMES["rest"])
@@ -177,22 +188,30 @@ class FakeWorld:
         mujoco.mj_forward(self.model, self.data)
 
     # -- the operator ------------------------------------------------------------------
-    def place_objects(self, cube_xy, bin_xy=None, yaw: float = 0.0, marked=False) -> None:
-        """Put the cube (and bin) where the operator *thinks* the layout says: positions
-        are measured from the profile's origin, not necessarily the rotation axis --
-        unless ``marked``: a printed mat aligned to the base needs no tape measure."""
+    def place_objects(self, cube_xy, target_xy=None, yaw: float = 0.0, marked=False) -> None:
+        """Put the object (and the bin or lower object) where the operator *thinks* the
+        layout says: positions are measured from the profile's origin, not necessarily
+        the rotation axis -- unless ``marked``: a printed mat aligned to the base needs
+        no tape measure."""
         with self.lock:
             self.advance()
             origin = (
                 robot.PAN_AXIS_XY if marked else np.asarray(self.profile.hardware.origin_offset_m)
             )
             cube = self.data.qpos[self._cube_qadr : self._cube_qadr + 7]
-            cube[:3] = [*(origin + np.asarray(cube_xy, dtype=float)), self.cube_size_m / 2]
+            cube[:3] = [*(origin + np.asarray(cube_xy, dtype=float)), self.cube_half]
             cube[3:] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
-            self.data.qvel[self.model.joint(CUBE).dofadr[0] :][:6] = 0.0
+            self.data.qvel[self._cube_dof : self._cube_dof + 6] = 0.0
+            if self.task.has_target:
+                where = np.asarray(target_xy if target_xy is not None else cube_xy, dtype=float)
+                self.target_start = np.array([*(origin + where), 0.0])
             if self._bin >= 0:
-                where = np.asarray(bin_xy if bin_xy is not None else cube_xy, dtype=float)
-                self.data.mocap_pos[self._bin] = [*(origin + where), 0.0]
+                self.data.mocap_pos[self._bin] = self.target_start
+            if self._base_qadr >= 0:
+                self.target_start[2] = self.target_half
+                base = self.data.qpos[self._base_qadr : self._base_qadr + 7]
+                base[:] = [*self.target_start, 1.0, 0.0, 0.0, 0.0]
+                self.data.qvel[self._base_dof : self._base_dof + 6] = 0.0
             mujoco.mj_forward(self.model, self.data)
             self.cube_start = cube[:3].copy()
 
@@ -201,7 +220,10 @@ class FakeWorld:
         with self.lock:
             self.advance()
             cube = self.data.qpos[self._cube_qadr : self._cube_qadr + 7]
-            bin_pos = self.data.mocap_pos[self._bin] if self._bin >= 0 else np.zeros(3)
+            target_pos, target_quat = self.target_start.copy(), np.array([1.0, 0, 0, 0])
+            if self._base_qadr >= 0:
+                base = self.data.qpos[self._base_qadr : self._base_qadr + 7]
+                target_pos, target_quat = base[:3].copy(), base[3:].copy()
             return SimState(
                 qpos=self.data.qpos[self._qadr][None].copy(),
                 qvel=self.data.qvel[self._dof][None].copy(),
@@ -210,8 +232,12 @@ class FakeWorld:
                 cube_pos=cube[None, :3].copy(),
                 cube_quat=cube[None, 3:].copy(),
                 cube_start=self.cube_start[None].copy(),
-                bin_pos=np.asarray(bin_pos, dtype=float)[None].copy(),
-                cube_half=np.array([self.cube_size_m / 2]),
+                target_pos=target_pos[None],
+                cube_half=np.array([self.cube_half]),
+                cube_vel=self.data.qvel[self._cube_dof : self._cube_dof + 3][None].copy(),
+                target_quat=target_quat[None],
+                target_start=self.target_start[None].copy(),
+                target_half=np.array([self.target_half]),
             )
 
     def success(self) -> bool:

@@ -22,15 +22,17 @@ from realgap.bridge.opencv_camera import OpenCVCamera
 from realgap.bridge.profile import RealityProfile, load_profile
 from realgap.bridge.safety import SafeArm
 from realgap.sim import robot
+from realgap.sim.tasks import make_task
 
 
 @dataclass(frozen=True)
 class Spot:
-    """Where the cube (and bin) go for one episode, in the arm frame (from the rotation axis)."""
+    """Where the object (and the bin or lower object, ``target_xy``) go for one episode,
+    in the arm frame (from the rotation axis)."""
 
     name: str
     cube_xy: tuple[float, float]
-    bin_xy: tuple[float, float] | None = None
+    target_xy: tuple[float, float] | None = None
     yaw: float = 0.0
     in_distribution: bool = True
     """Inside the training square (spots outside are reported separately)."""
@@ -117,7 +119,9 @@ def open_fake_world(
             clock.sleep(operator_s)
         # An operator is a few millimetres off every time; half a millimetre on a mark.
         jitter = rng.normal(0.0, 0.0005 if spot.marked else 0.002, 2)
-        world.place_objects(np.asarray(spot.cube_xy) + jitter, spot.bin_xy, spot.yaw, spot.marked)
+        world.place_objects(
+            np.asarray(spot.cube_xy) + jitter, spot.target_xy, spot.yaw, spot.marked
+        )
 
     return World(
         kind="fake",
@@ -149,12 +153,15 @@ def open_real_world(
         where = f"x={spot.cube_xy[0] * 100:.1f} cm, y={spot.cube_xy[1] * 100:.1f} cm"
         if spot.marked:
             where += " (on the printed mark)"
-        bin_text = ""
-        if spot.bin_xy is not None:
-            bin_text = f"; bin at x={spot.bin_xy[0] * 100:.1f} cm, y={spot.bin_xy[1] * 100:.1f} cm"
+        task_obj = make_task(task)
+        target_text = ""
+        if spot.target_xy is not None:
+            what = "bin" if task_obj.has_bin else f"the {task_obj.target_object} to stack on"
+            x, y = spot.target_xy
+            target_text = f"; {what} at x={x * 100:.1f} cm, y={y * 100:.1f} cm"
         ask(
-            f"[{spot.name}] place the cube at {where} from the shoulder_pan rotation axis"
-            f"{bin_text}, then press Enter "
+            f"[{spot.name}] place the {task_obj.object_shape} at {where} from the "
+            f"shoulder_pan rotation axis{target_text}, then press Enter "
         )
 
     return World(

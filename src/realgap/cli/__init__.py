@@ -23,6 +23,7 @@ from realgap.cli import (
     imitate,
     model,
     report,
+    sweep,
     toy,
     train,
     view,
@@ -46,6 +47,7 @@ COMMANDS = [
     diagnose,
     adapt,
     imitate,
+    sweep,
 ]
 """Subcommand modules, in the order ``realgap --help`` lists them."""
 

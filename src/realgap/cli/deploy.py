@@ -152,7 +152,7 @@ def run(args) -> int:
     task = make_task(contract.task)
     rng = np.random.default_rng(args.seed)
     cubes = task.sample_cube_xy(rng, args.episodes)
-    bins = task.sample_bin_xy(rng, cubes) if task.has_bin else [None] * args.episodes
+    bins = task.sample_target_xy(rng, cubes) if task.has_target else [None] * args.episodes
     spots = [
         Spot(f"random{i}", tuple(cube), None if b is None else tuple(b))
         for i, (cube, b) in enumerate(zip(cubes, bins))

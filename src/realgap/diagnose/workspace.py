@@ -59,7 +59,7 @@ def coverage(layout: Layout, task: str) -> list[dict]:
     mujoco.mj_kinematics(model, data)
     mujoco.mj_camlight(model, data)  # camera poses are computed here, not in kinematics
     camera = model.camera(robot.WRIST_CAMERA).id
-    half = task_obj.config.scene.cube_size_m / 2
+    half = task_obj.scene_config().object_half_height()
     out = []
     for spot in layout.spots:
         cube = np.array([[*robot.arm_to_sim(spot.cube_xy), half]])

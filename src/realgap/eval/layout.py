@@ -7,8 +7,8 @@ A layout is a TOML file::
                            # sim origin, the base's back edge 3.9 cm behind the axis
     [[spot]]
     name = "centre"
-    cube = [0.20, 0.0]     # metres, x forward, y left
-    bin = [0.20, 0.13]     # PlaceCube only; optional
+    cube = [0.20, 0.0]     # metres, x forward, y left (the cube, or the can)
+    target = [0.20, 0.13]  # optional: Place's bin, Stack's lower object (``bin`` also works)
     yaw_deg = 0            # optional cube yaw
 
 Positions given in the sim frame are converted to the arm frame explicitly
@@ -30,7 +30,7 @@ from realgap.bridge.worlds import Spot
 from realgap.errors import ConfigError
 from realgap.sim import robot
 from realgap.sim.tasks import make_task
-from realgap.sim.tasks.base import TaskConfig
+from realgap.sim.tasks.base import TaskConfig, under_start_jaws
 from realgap.sim.twin import read_toml
 
 
@@ -38,19 +38,26 @@ from realgap.sim.twin import read_toml
 class Layout:
     name: str
     spots: tuple[Spot, ...]
+    shipped: bool = False
+    """The shipped default: each task then gets its own shipped layout (``cans`` for
+    tasks with a can), see :attr:`realgap.sim.tasks.Task.default_layout`."""
 
     def for_task(self, task: str) -> Layout:
-        """Spots with in-distribution flags (and default bins) for ``task``."""
+        """Spots with in-distribution flags (and default targets) for ``task``; a spot
+        that would stand a can under the start pose's jaws is refused, named."""
         task_obj = make_task(task)
+        if self.shipped and task_obj.default_layout != self.name:
+            return load_shipped(task_obj.default_layout).for_task(task)
         spots = []
         for spot in self.spots:
-            bin_xy = spot.bin_xy
-            if task_obj.has_bin and bin_xy is None:
-                bin_xy = default_bin(spot.cube_xy, task_obj.config)
+            _check_clear_of_jaws(spot, task_obj)
+            target_xy = spot.target_xy
+            if task_obj.has_target and target_xy is None:
+                target_xy = default_target(spot.cube_xy, task_obj.config)
             spots.append(
                 replace(
                     spot,
-                    bin_xy=bin_xy if task_obj.has_bin else None,
+                    target_xy=target_xy if task_obj.has_target else None,
                     in_distribution=in_training_square(spot.cube_xy, task_obj.config),
                 )
             )
@@ -101,17 +108,41 @@ def in_training_square(cube_xy, config: TaskConfig) -> bool:
     return bool(np.all(offset <= half))
 
 
-def default_bin(cube_xy, config) -> tuple[float, float]:
-    """The middle of PlaceCube's bin rule: sideways towards the centre line."""
-    distance = float(np.mean(config.bin_distance_m))
+def default_target(cube_xy, config) -> tuple[float, float]:
+    """The middle of the training rule for the bin (Place) or the lower object (Stack):
+    sideways towards the centre line."""
+    distance_m = getattr(config, "bin_distance_m", None) or config.base_distance_m
+    distance = float(np.mean(distance_m))
     side = -1.0 if cube_xy[1] > 0 else 1.0
     return (float(cube_xy[0]), float(cube_xy[1] + side * distance))
 
 
+def _check_clear_of_jaws(spot: Spot, task_obj) -> None:
+    """A can under the start pose's jaws is hit before the episode starts."""
+    checks = [("object", spot.cube_xy, task_obj.keep_out_m)]
+    if spot.target_xy is not None:
+        checks.append(("target", spot.target_xy, getattr(task_obj, "target_keep_out_m", 0.0)))
+    for what, xy, radius in checks:
+        if under_start_jaws(np.atleast_2d(xy), radius)[0]:
+            jaws = robot.START_PINCH_ARM
+            raise ConfigError(
+                f"layout spot {spot.name}: the {task_obj.name} {what} at {tuple(xy)} stands "
+                f"under the start pose's jaws (x={jaws[0]:.3f}, y={jaws[1]:.3f}); keep it "
+                f"{radius * 100:.0f} cm away (the shipped layout 'cans' does)"
+            )
+
+
+def load_shipped(name: str) -> Layout:
+    """A layout shipped with realgap, by name (``default``, ``cans``)."""
+    path = Path(str(resources.files("realgap.eval") / "layouts" / f"{name}.toml"))
+    return replace(load_layout(path), shipped=True)
+
+
 def load_layout(path: str | Path | None = None) -> Layout:
-    """A layout file; None loads the shipped default layout."""
+    """A layout file; None loads the shipped default layout (which gives each task its
+    own shipped layout)."""
     if path is None:
-        path = Path(str(resources.files("realgap.eval") / "layouts" / "default.toml"))
+        return load_shipped("default")
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"layout not found: {path}")
@@ -130,17 +161,20 @@ def load_layout(path: str | Path | None = None) -> Layout:
     for index, entry in enumerate(entries):
         name = entry.get("name", f"spot{index + 1}")
         where = f"{path}: spot {index + 1} ({name})"
-        unknown = sorted(set(entry) - {"name", "cube", "bin", "yaw_deg"})
+        unknown = sorted(set(entry) - {"name", "cube", "target", "bin", "yaw_deg"})
         if unknown:
             raise ConfigError(f"{where}: unknown keys {unknown}")
         if "cube" not in entry:
             raise ConfigError(f"{where}: needs cube = [x, y] (metres)")
         cube = _position(f"{where}: cube", entry["cube"], convert)
-        bin_xy = _position(f"{where}: bin", entry["bin"], convert) if "bin" in entry else None
+        if "target" in entry and "bin" in entry:
+            raise ConfigError(f"{where}: give target or bin (the same thing), not both")
+        key = "target" if "target" in entry else "bin"
+        target_xy = _position(f"{where}: {key}", entry[key], convert) if key in entry else None
         yaw = _number(f"{where}: yaw_deg", entry.get("yaw_deg", 0.0))
         if not isinstance(name, str) or not name:
             raise ConfigError(f"{where}: name must be text, got {name!r}")
-        spots.append(Spot(name=name, cube_xy=cube, bin_xy=bin_xy, yaw=math.radians(yaw)))
+        spots.append(Spot(name=name, cube_xy=cube, target_xy=target_xy, yaw=math.radians(yaw)))
     if not spots:
         raise ConfigError(f"{path}: a layout needs at least one [[spot]]")
     names = [spot.name for spot in spots]

@@ -108,9 +108,9 @@ def _run_spots(env: BatchedEnv, policy: Callable, spots: list[Spot], seed: int):
     # The twin's field of view (its mount offset is millimetres: ignored here).
     fovy = float(env.model.cam_fovy[camera] + env.params.camera_fov_delta[0])
     cube = np.array([spot.cube_xy for spot in spots])
-    bins = np.array([spot.bin_xy or (0.0, 0.0) for spot in spots])
+    targets = np.array([spot.target_xy or (0.0, 0.0) for spot in spots])
     yaw = np.array([spot.yaw for spot in spots])
-    obs, _ = env.reset_to(cube, bins if env.task.has_bin else None, yaw, seed=seed)
+    obs, _ = env.reset_to(cube, targets if env.task.has_target else None, yaw, seed=seed)
     tracker = EpisodeTracker(env.task, len(spots))
     recorders = [EpisodeRecorder({"task": env.task.name, "world": "sim"}) for _ in spots]
     first_success = np.full(len(spots), -1)
@@ -154,7 +154,7 @@ def summarize(
             {
                 "name": spot.name,
                 "cube": list(spot.cube_xy),
-                "bin": list(spot.bin_xy) if spot.bin_xy else None,
+                "target": list(spot.target_xy) if spot.target_xy else None,
                 "in_distribution": spot.in_distribution,
                 **rate(successes, len(mine)),
                 "mean_steps_to_success": float(np.mean(steps)) if steps else None,

@@ -168,7 +168,7 @@ def record_fake_demos(
     )
     rng = np.random.default_rng(seed)
     cubes = task_obj.sample_cube_xy(rng, episodes * 2)
-    bins = task_obj.sample_bin_xy(rng, cubes) if task_obj.has_bin else [None] * len(cubes)
+    bins = task_obj.sample_target_xy(rng, cubes) if task_obj.has_target else [None] * len(cubes)
     spots = [
         Spot(f"demo{i}", tuple(c), None if b is None else tuple(b))
         for i, (c, b) in enumerate(zip(cubes, bins))

@@ -9,7 +9,7 @@ import numpy as np
 from realgap.sim import robot
 
 
-def _png(fig) -> bytes:
+def png(fig) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
     import matplotlib.pyplot as plt
@@ -18,7 +18,7 @@ def _png(fig) -> bytes:
     return buffer.getvalue()
 
 
-def _pyplot():
+def pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
@@ -36,7 +36,7 @@ def training_curve(rows: list[dict]) -> bytes | None:
     ]
     if not points:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 3.2))
     phases = sorted({r.get("phase") or "training" for r in points})
     for phase in phases:
@@ -53,13 +53,13 @@ def training_curve(rows: list[dict]) -> bytes | None:
     ax.set_ylim(-0.02, 1.02)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    return _png(fig)
+    return png(fig)
 
 
 def success_map(result: dict, square_center, square_size: float) -> bytes:
     """Top-down map of the work area: training square, rotation axis, base, spots
     coloured by success rate (hollow markers: outside the training square)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(4.2, 4.2))
     cx, cy = square_center
     half = square_size / 2
@@ -96,12 +96,12 @@ def success_map(result: dict, square_center, square_size: float) -> bytes:
     ax.set_ylabel("x (m, forward)")
     ax.set_title(result.get("label", result["world"]), fontsize=9)
     ax.grid(alpha=0.2)
-    return _png(fig)
+    return png(fig)
 
 
 def image_strip(images: np.ndarray, frames: int = 8, scale: int = 6) -> bytes:
     """Policy-resolution frames of one episode, evenly spaced, enlarged (nearest)."""
-    plt = _pyplot()
+    plt = pyplot()
     picks = np.linspace(0, len(images) - 1, min(frames, len(images))).astype(int)
     tiles = [images[i].repeat(scale, 0).repeat(scale, 1) for i in picks]
     gap = np.full((tiles[0].shape[0], 4, 3), 255, dtype=np.uint8)
@@ -111,12 +111,12 @@ def image_strip(images: np.ndarray, frames: int = 8, scale: int = 6) -> bytes:
     ax.set_xticks([])
     ax.set_yticks([])
     ax.set_title(f"steps {', '.join(str(i) for i in picks)}", fontsize=7)
-    return _png(fig)
+    return png(fig)
 
 
 def gap_bars(rows: list[dict]) -> bytes:
     """Success per world with 95% intervals (the gap at a glance)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.2, 2.6))
     names = [r["world"] for r in rows]
     rates = [r["success_rate"] or 0.0 for r in rows]
@@ -127,4 +127,4 @@ def gap_bars(rows: list[dict]) -> bytes:
     ax.set_xlabel("success inside the training square (95% interval)")
     ax.invert_yaxis()
     ax.grid(axis="x", alpha=0.3)
-    return _png(fig)
+    return png(fig)

@@ -43,7 +43,7 @@ window.addEventListener('load', () => {
 """
 
 
-def _img(png: bytes | None, alt: str) -> str:
+def image_tag(png: bytes | None, alt: str) -> str:
     if png is None:
         return ""
     data = base64.b64encode(png).decode()
@@ -133,7 +133,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
         with metrics.open() as handle:
             rows = list(csv.DictReader(handle))
         parts.append("<h2>Training</h2>")
-        parts.append(_img(figures.training_curve(rows), "training curve"))
+        parts.append(image_tag(figures.training_curve(rows), "training curve"))
     parts += _policy_section(run, evaluations)
     parts += _strips_section(run, evaluations)
     parts += _extra_sections(run)
@@ -186,12 +186,12 @@ def _gap_section(evaluations: list[dict], task: str) -> list[str]:
             f"<td>{_pct(row['outside']['success_rate'])} ({row['outside']['trials']})</td></tr>"
         )
     out.append("".join(table) + "</table>")
-    out.append(_img(figures.gap_bars(rows), "success per world"))
+    out.append(image_tag(figures.gap_bars(rows), "success per world"))
     config = make_task(task).config
     out.append("<h2>Success per spot</h2><div class='maps'>")
     for result in evaluations:
         png = figures.success_map(result, config.cube_square_center, config.cube_square_size)
-        out.append(_img(png, f"success map {result['label']}"))
+        out.append(image_tag(png, f"success map {result['label']}"))
     out.append("</div>")
     out.append("<h3>Failures</h3><table><tr><th>world</th><th>why episodes failed</th></tr>")
     for result in evaluations:
@@ -255,8 +255,25 @@ def _strips_section(run: Path, evaluations: list[dict]) -> list[str]:
             reason = episode.meta.get("reason") or ""
             title = f"{world_tag(folder)}, {path.stem}: {verdict} {reason}"
             out.append(f"<p class='note'>{html.escape(title)}</p>")
-            out.append(_img(figures.image_strip(episode.images), title))
+            out.append(image_tag(figures.image_strip(episode.images), title))
     return out
+
+
+def write_page(title: str, sections: list[str], path: str | Path) -> Path:
+    """A self-contained page of ready-made sections (a sweep's, for example)."""
+    created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    head = (
+        f"<h1>{html.escape(title)}</h1><p class='note'>realgap {__version__} &middot; "
+        f"written {created}</p>"
+    )
+    page = (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style>"
+        f"<script>{SCRIPT}</script></head><body>{head}{''.join(sections)}</body></html>"
+    )
+    path = Path(path)
+    path.write_text(page)
+    return path
 
 
 def _extra_sections(run: Path) -> list[str]:

@@ -35,7 +35,14 @@ import numpy as np
 from realgap.errors import ConfigError
 from realgap.policy_io import ACTION_MODES, decode_action, policy_observation
 from realgap.sim import robot
-from realgap.sim.physics import JOINT_FIELDS, PHYSICS_FIELDS, CommandDelay, TwinModel
+from realgap.sim.physics import (
+    JOINT_FIELDS,
+    PHYSICS_FIELDS,
+    CommandDelay,
+    TwinModel,
+    object_half_height,
+    target_half_height,
+)
 from realgap.sim.randomization import (
     DomainRandomization,
     TwinBatch,
@@ -44,7 +51,7 @@ from realgap.sim.randomization import (
     sample_step,
 )
 from realgap.sim.render import WristRenderer
-from realgap.sim.scene import BIN, CUBE, compile_scene, joint_ids
+from realgap.sim.scene import BIN, CUBE, STACK_BASE, compile_scene, joint_ids
 from realgap.sim.tasks import SimState, Task, make_task
 from realgap.sim.tasks.base import TaskConfig
 from realgap.sim.twin import ControlParams, TwinParams
@@ -95,6 +102,9 @@ class BatchedEnv:
         self._qadr, self._dof, self._act = ids["qpos"], ids["dof"], ids["actuator"]
         cube_joint = self.model.joint(CUBE)
         self._cube_qadr = cube_joint.qposadr[0]
+        self._cube_dof = cube_joint.dofadr[0]
+        has_base = _has_body(self.model, STACK_BASE)
+        self._base_qadr = self.model.joint(STACK_BASE).qposadr[0] if has_base else -1
         self._cube_geom = self.model.geom(CUBE).id
         self._pinch = self.model.site(robot.PINCH_SITE).id
         self._bin = self.model.body(BIN).mocapid[0] if _has_body(self.model, BIN) else -1
@@ -117,7 +127,7 @@ class BatchedEnv:
         self.returns = np.zeros(n)
         self.success_once = np.zeros(n, dtype=bool)
         self.cube_start = np.zeros((n, 3))
-        self.bin_pos = np.zeros((n, 3))
+        self.target_start = np.zeros((n, 3))  # the bin, or the lower object at reset
         self.substeps = np.full(n, self._substeps(self.config.control_hz))
         self.noise = sample_step(self.params, self.randomization, self.rng)
         self.renderer = None
@@ -165,18 +175,18 @@ class BatchedEnv:
         return self._observe(), {}
 
     def reset_to(
-        self, cube_xy, bin_xy=None, yaw=None, seed: int | None = None
+        self, cube_xy, target_xy=None, yaw=None, seed: int | None = None
     ) -> tuple[dict, dict]:
-        """Reset every env with the cube (and bin) at given arm-frame positions,
-        (n, 2) or one (2,) for all, and optionally the cube yaw (radians): how
-        matched evaluation places its test spots."""
+        """Reset every env with the object (and the bin or lower object) at given
+        arm-frame positions, (n, 2) or one (2,) for all, and optionally the object's
+        yaw (radians): how matched evaluation places its test spots."""
         if seed is not None:
             self.rng = np.random.default_rng(seed)
-        self._reset_envs(np.arange(self.num_envs), cube_xy=cube_xy, bin_xy=bin_xy, yaw=yaw)
+        self._reset_envs(np.arange(self.num_envs), cube_xy=cube_xy, target_xy=target_xy, yaw=yaw)
         return self._observe(), {}
 
-    def _reset_envs(self, ids: np.ndarray, cube_xy=None, bin_xy=None, yaw=None) -> None:
-        """Reset ``ids``; optional arm-frame cube/bin positions override the task's draw."""
+    def _reset_envs(self, ids: np.ndarray, cube_xy=None, target_xy=None, yaw=None) -> None:
+        """Reset ``ids``; optional arm-frame object/target positions override the task's draw."""
         n = len(ids)
         fresh = sample_episode(self.randomization, self.rng, n)
         self.params.assign(ids, fresh)
@@ -191,7 +201,7 @@ class BatchedEnv:
         start = np.clip(start, robot.JOINT_RANGES[:, 0], robot.JOINT_RANGES[:, 1])
         cube_arm = self.task.sample_cube_xy(self.rng, n) if cube_xy is None else np.asarray(cube_xy)
         cube_arm = np.broadcast_to(cube_arm, (n, 2))
-        half = fresh.cube_size_m / 2
+        half = object_half_height(self.task.scene_config(), fresh)
         drawn = self.rng.uniform(-np.pi / 4, np.pi / 4, n)  # drawn always: same stream
         yaw = drawn if yaw is None else np.broadcast_to(np.asarray(yaw, dtype=float), (n,))
         qpos = self.qpos[ids]
@@ -210,13 +220,24 @@ class BatchedEnv:
         ctrl[:, self._act] = start
         self.ctrl[ids] = ctrl
         self.cube_start[ids] = qpos[:, self._cube_qadr : self._cube_qadr + 3]
-        if self._bin >= 0:
-            bins = self.task.sample_bin_xy(self.rng, cube_arm) if bin_xy is None else bin_xy
-            bins = np.broadcast_to(np.asarray(bins, dtype=float), (n, 2))
-            self.bin_pos[ids] = np.column_stack([robot.arm_to_sim(bins), np.zeros(n)])
-            mocap = self.mocap_pos[ids]
-            mocap[:, self._bin] = self.bin_pos[ids]
-            self.mocap_pos[ids] = mocap
+        if self.task.has_target:
+            if target_xy is None:
+                target_xy = self.task.sample_target_xy(self.rng, cube_arm)
+            targets = np.broadcast_to(np.asarray(target_xy, dtype=float), (n, 2))
+            where = np.column_stack([robot.arm_to_sim(targets), np.zeros(n)])
+            if self._bin >= 0:
+                mocap = self.mocap_pos[ids]
+                mocap[:, self._bin] = where
+                self.mocap_pos[ids] = mocap
+            if self._base_qadr >= 0:
+                where[:, 2] = target_half_height(self.task.scene_config(), fresh)
+                base_yaw = self.rng.uniform(-np.pi / 4, np.pi / 4, n)
+                qpos[:, self._base_qadr : self._base_qadr + 3] = where
+                qpos[:, self._base_qadr + 3 : self._base_qadr + 7] = np.column_stack(
+                    [np.cos(base_yaw / 2), np.zeros(n), np.zeros(n), np.sin(base_yaw / 2)]
+                )
+                self.qpos[ids] = qpos
+            self.target_start[ids] = where
         self.steps[ids] = 0
         self.returns[ids] = 0.0
         self.success_once[ids] = False
@@ -287,6 +308,10 @@ class BatchedEnv:
     def sim_state(self) -> SimState:
         site_xpos = self.batch.bind("site_xpos")
         cube = self.qpos[:, self._cube_qadr : self._cube_qadr + 7]
+        target_pos, target_quat = self.target_start.copy(), np.tile([1.0, 0, 0, 0], (len(cube), 1))
+        if self._base_qadr >= 0:  # the lower object can be pushed: where it is now
+            base = self.qpos[:, self._base_qadr : self._base_qadr + 7]
+            target_pos, target_quat = base[:, :3].copy(), base[:, 3:].copy()
         return SimState(
             qpos=self.qpos[:, self._qadr].copy(),
             qvel=self.qvel[:, self._dof].copy(),
@@ -295,8 +320,12 @@ class BatchedEnv:
             cube_pos=cube[:, :3].copy(),
             cube_quat=cube[:, 3:].copy(),
             cube_start=self.cube_start.copy(),
-            bin_pos=self.bin_pos.copy(),
-            cube_half=self.params.cube_size_m / 2,
+            target_pos=target_pos,
+            cube_half=object_half_height(self.task.scene_config(), self.params),
+            cube_vel=self.qvel[:, self._cube_dof : self._cube_dof + 3].copy(),
+            target_quat=target_quat,
+            target_start=self.target_start.copy(),
+            target_half=target_half_height(self.task.scene_config(), self.params),
         )
 
     def joint_readings(self) -> np.ndarray:

@@ -1,9 +1,11 @@
 """Why an episode failed, told from privileged state (sim and fake worlds).
 
 :class:`EpisodeTracker` watches every step of a batch of episodes and names
-each failure: ``never saw the cube`` (it never entered the wrist camera's
-field of view), ``never grasped``, ``grasp slipped`` (lost while the jaws were
-commanded closed), ``released early`` (opened outside the bin), or
+each failure: ``never saw the cube`` (the object never entered the wrist
+camera's field of view), ``knocked over`` (a can tipped, or Stack's lower object
+toppled or pushed away), ``never grasped``, ``grasp slipped`` (lost while the jaws
+were commanded closed), ``released misaligned`` (Stack: let go beside the lower
+object, not on it), ``released early`` (opened elsewhere, outside the bin), or
 ``timed out``. On the real arm there is no privileged state: the operator's
 judgement stands and the reason is ``unknown``.
 """
@@ -14,7 +16,15 @@ import numpy as np
 
 from realgap.sim.tasks import SimState, Task
 
-REASONS = ("never saw the cube", "never grasped", "grasp slipped", "released early", "timed out")
+REASONS = (
+    "never saw the cube",
+    "knocked over",
+    "never grasped",
+    "grasp slipped",
+    "released misaligned",
+    "released early",
+    "timed out",
+)
 
 
 def cube_in_view(cube_pos, cam_pos, cam_mat, fovy_deg: float) -> np.ndarray:
@@ -40,6 +50,8 @@ class EpisodeTracker:
         self.was_grasped = np.zeros(n, dtype=bool)
         self.slipped = np.zeros(n, dtype=bool)
         self.released = np.zeros(n, dtype=bool)
+        self.misaligned = np.zeros(n, dtype=bool)
+        self.knocked = np.zeros(n, dtype=bool)
         self.success = np.zeros(n, dtype=bool)
 
     def update(self, state: SimState, cam_pos, cam_mat, fovy_deg: float) -> None:
@@ -50,7 +62,12 @@ class EpisodeTracker:
         lost = self.was_grasped & ~grasped & ~success
         commanded_open = state.target[:, 5] > 0.3
         in_bin = flags.get("in_bin", np.zeros(self.n, dtype=bool))
-        self.released |= lost & commanded_open & ~in_bin
+        near_base = flags.get("near_base", np.zeros(self.n, dtype=bool))
+        on_base = flags.get("on_base", np.zeros(self.n, dtype=bool))
+        released = lost & commanded_open & ~in_bin & ~on_base
+        self.misaligned |= released & near_base
+        self.released |= released & ~near_base
+        self.knocked |= flags["knocked_over"] & ~success
         self.slipped |= lost & ~commanded_open
         self.grasped_once |= grasped
         self.was_grasped = grasped
@@ -63,8 +80,12 @@ class EpisodeTracker:
                 out.append(None)
             elif not self.saw[i]:
                 out.append("never saw the cube")
+            elif self.knocked[i]:
+                out.append("knocked over")
             elif self.task.grasps and not self.grasped_once[i]:
                 out.append("never grasped")
+            elif self.misaligned[i]:
+                out.append("released misaligned")
             elif self.released[i]:
                 out.append("released early")
             elif self.slipped[i]:

@@ -15,7 +15,7 @@ from gymnasium import spaces
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.randomization import DomainRandomization
 from realgap.sim.render import WristRenderer
-from realgap.sim.tasks import TASKS, TaskConfig
+from realgap.sim.tasks import ALIASES, TASKS, TaskConfig
 
 
 class RealgapEnv(gym.Env):
@@ -89,13 +89,14 @@ class RealgapEnv(gym.Env):
 
 
 def register_envs() -> list[str]:
-    """Register every task with gymnasium; returns the ids."""
+    """Register every task with gymnasium, under its name and its aliases (the
+    reference's ``realgap/LiftCube-v0`` is PickCube); returns the ids."""
     ids = []
-    for name in TASKS:
+    for name, task in [*((name, name) for name in TASKS), *ALIASES.items()]:
         env_id = f"realgap/{name}-v0"
         if env_id not in gym.registry:
             gym.register(
-                env_id, entry_point=RealgapEnv, kwargs={"task": name}, max_episode_steps=None
+                env_id, entry_point=RealgapEnv, kwargs={"task": task}, max_episode_steps=None
             )
         ids.append(env_id)
     return ids

@@ -14,7 +14,7 @@ import mujoco
 import numpy as np
 
 from realgap.sim.randomization import NOMINAL, TwinBatch
-from realgap.sim.scene import CUBE, joint_ids
+from realgap.sim.scene import CUBE, STACK_BASE, SceneConfig, joint_ids
 
 PHYSICS_FIELDS = (
     "body_mass",
@@ -44,6 +44,11 @@ class TwinModel:
         self.dof, self.act = ids["dof"], ids["actuator"]
         self.cube_body = model.body(CUBE).id
         self.cube_geom = model.geom(CUBE).id
+        # A can's size is a scale of the scene's can; a cube's is the twin's edge.
+        self.cube_is_box = model.geom_type[self.cube_geom] == mujoco.mjtGeom.mjGEOM_BOX
+        has_base = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, STACK_BASE) >= 0
+        self.base_geom = model.geom(STACK_BASE).id if has_base else -1
+        self.base_body = model.body(STACK_BASE).id if has_base else -1
         self.pads = [
             model.geom(name).id
             for name in PAD_GEOMS
@@ -63,7 +68,9 @@ class TwinModel:
         nom, body, geom, act, dof = self.nominal, self.cube_body, self.cube_geom, self.act, self.dof
         # Scales of this scene's cube (exactly the twin's scales for the default scene).
         mass_scale = twin.cube_mass_scale * (NOMINAL.cube.mass_kg / nom["body_mass"][body])
-        size_scale = twin.cube_size_scale * (NOMINAL.cube.size_m / (2 * nom["geom_size"][geom, 0]))
+        size_scale = twin.cube_size_scale
+        if self.cube_is_box:
+            size_scale = size_scale * (NOMINAL.cube.size_m / (2 * nom["geom_size"][geom, 0]))
         rows["body_mass"][ids, body] = nom["body_mass"][body] * mass_scale
         rows["body_inertia"][ids, body] = (
             nom["body_inertia"][body] * (mass_scale * size_scale**2)[:, None]
@@ -72,6 +79,13 @@ class TwinModel:
         rows["geom_friction"][ids, geom, 0] = twin.cube_friction
         for pad in self.pads:
             rows["geom_friction"][ids, pad, 0] = twin.finger_friction
+        if self.base_geom >= 0:
+            base, base_body, scale = self.base_geom, self.base_body, twin.base_size_scale
+            rows["geom_size"][ids, base] = nom["geom_size"][base] * scale[:, None]
+            rows["body_mass"][ids, base_body] = nom["body_mass"][base_body] * scale**3
+            rows["body_inertia"][ids, base_body] = (
+                nom["body_inertia"][base_body] * (scale**5)[:, None]
+            )
         kp = nom["actuator_gainprm"][act, 0][None, :] * twin.kp_scale[:, None]
         rows["actuator_gainprm"][np.ix_(ids, act, [0])] = kp[:, :, None]
         rows["actuator_biasprm"][np.ix_(ids, act, [1])] = -kp[:, :, None]
@@ -119,3 +133,19 @@ class CommandDelay:
     def applied(self) -> np.ndarray:
         """The goals each env's servos act on now."""
         return self.slots[np.arange(len(self.slots)), self.latency]
+
+
+def object_half_height(scene: SceneConfig, twin: TwinBatch) -> np.ndarray:
+    """Each env's object half height (n,): a cube's is the twin's edge over two, a
+    can's the scene's half height scaled like its radius (the reference draws them
+    apart; one scale keeps one size field in the twin)."""
+    if scene.object_shape == "can":
+        return scene.can_half_height_m * twin.cube_size_scale
+    return twin.cube_size_m / 2
+
+
+def target_half_height(scene: SceneConfig, twin: TwinBatch) -> np.ndarray:
+    """Each env's lower-object half height (n,) for Stack tasks; zeros otherwise."""
+    if not scene.stack_base:
+        return np.zeros(len(twin.base_size_scale))
+    return scene.base_half_height() * twin.base_size_scale

@@ -96,6 +96,10 @@ class DomainRandomization:
     """Colour jitter: saturation factor in 1 +- value."""
     hue: float = 0.03
     """Colour jitter: hue rotation in +-value turns."""
+    base_size_scale: Range = (0.85, 1.15)
+    """Stack tasks: multiplies the lower object's size (the reference: 25-35 mm cubes)."""
+    base_rgb_jitter: float = 0.15
+    """Stack tasks: per-channel additive jitter of the lower object's colour."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.centre, TwinParams):
@@ -183,15 +187,21 @@ class DomainRandomization:
         return replace(self, centre=twin, **widths)
 
     @classmethod
-    def from_toml(cls, path: str | Path) -> DomainRandomization:
-        """Load from a TOML file; unknown keys and bad values name the file and key."""
+    def from_toml(
+        cls, path: str | Path, base: DomainRandomization | None = None
+    ) -> DomainRandomization:
+        """Load from a TOML file over ``base`` (the defaults); unknown keys and bad values
+        name the file and key."""
         data = read_toml(path, TwinParamsError)
         data = data.get("randomization", data)
-        return cls.from_dict(data, source=str(path))
+        return cls.from_dict(data, source=str(path), base=base)
 
     @classmethod
-    def from_dict(cls, data: dict, source: str = "config") -> DomainRandomization:
-        """Widths from a dict; an optional ``centre`` table is a nested TwinParams."""
+    def from_dict(
+        cls, data: dict, source: str = "config", base: DomainRandomization | None = None
+    ) -> DomainRandomization:
+        """Widths from a dict over ``base`` (the defaults; a task's own widths, for
+        example); an optional ``centre`` table is a nested TwinParams."""
         if not isinstance(data, dict):
             raise TwinParamsError(f"{source}: expected a [randomization] table")
         known = {f.name for f in fields(cls)}
@@ -208,7 +218,7 @@ class DomainRandomization:
                 raise TwinParamsError(f"{source}: {key}: expected a number or [low, high]")
             values[key] = value
         try:
-            return replace(cls(), **values)
+            return replace(base or cls(), **values)
         except (TypeError, ValueError) as error:
             raise TwinParamsError(f"{source}: {error}") from None
 
@@ -245,6 +255,9 @@ class TwinBatch:
     contrast: np.ndarray
     saturation: np.ndarray
     hue: np.ndarray
+    base_size_scale: np.ndarray
+    """Stack tasks: the lower object's size over the scene's."""
+    base_rgb_shift: np.ndarray  # (n, 3) added to the lower object's colour
 
     @property
     def cube_mass_kg(self) -> np.ndarray:
@@ -346,6 +359,8 @@ def sample_episode(config: DomainRandomization, rng: np.random.Generator, n: int
         contrast=contrast,
         saturation=saturation,
         hue=hue,
+        base_size_scale=_uniform(later, config.base_size_scale, n),
+        base_rgb_shift=config.base_rgb_jitter * (2 * later.random((n, 3)) - 1),
     )
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from realgap.policy_io import postprocess
 from realgap.sim import robot
 from realgap.sim.randomization import StepNoise, TwinBatch
-from realgap.sim.scene import CUBE, FLOOR
+from realgap.sim.scene import CUBE, FLOOR, STACK_BASE
 
 
 def small_rotation_quat(rotvec: np.ndarray) -> np.ndarray:
@@ -64,7 +64,13 @@ class WristRenderer:
         self.camera = self.model.camera(robot.WRIST_CAMERA).id
         self.cube_geom = self.model.geom(CUBE).id
         self.floor_geom = self.model.geom(FLOOR).id
+        self.cube_is_box = self.model.geom_type[self.cube_geom] == mujoco.mjtGeom.mjGEOM_BOX
+        has_base = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_GEOM, STACK_BASE) >= 0
+        self.base_geom = self.model.geom(STACK_BASE).id if has_base else -1
         self.nominal = {
+            "cube_size": self.model.geom_size[self.cube_geom].copy(),
+            "base_size": self.model.geom_size[self.base_geom].copy() if has_base else None,
+            "base_rgb": self.model.geom_rgba[self.base_geom, :3].copy() if has_base else None,
             "cam_pos": self.model.cam_pos[self.camera].copy(),
             "cam_quat": self.model.cam_quat[self.camera].copy(),
             "cam_fovy": float(self.model.cam_fovy[self.camera]),
@@ -91,7 +97,14 @@ class WristRenderer:
         set_wrist_camera(m, self.camera, nominal, offset, rotation, twin.camera_fov_delta[i])
         m.light_diffuse[:] = nominal["light_diffuse"] * twin.light_scale[i]
         m.geom_rgba[self.cube_geom, :3] = twin.cube_rgb[i]
-        m.geom_size[self.cube_geom] = twin.cube_size_m[i] / 2  # a box: three half edges
+        if self.cube_is_box:
+            m.geom_size[self.cube_geom] = twin.cube_size_m[i] / 2  # three half edges
+        else:  # a can: the scene's radius and half height, scaled
+            m.geom_size[self.cube_geom] = nominal["cube_size"] * twin.cube_size_scale[i]
+        if self.base_geom >= 0:
+            m.geom_size[self.base_geom] = nominal["base_size"] * twin.base_size_scale[i]
+            rgb = np.clip(nominal["base_rgb"] + twin.base_rgb_shift[i], 0.0, 1.0)
+            m.geom_rgba[self.base_geom, :3] = rgb
         m.geom_rgba[self.floor_geom, :3] = twin.background_rgb[i]
         m.vis.rgba.haze[:3] = twin.background_rgb[i]
 

@@ -135,6 +135,11 @@ KEYFRAMES = {
 }
 """Named joint configurations (radians, JOINT_NAMES order)."""
 
+START_PINCH_ARM = (0.1546, 0.0, 0.060)
+"""Where the pinch point is at the ``start`` keyframe: arm frame x, y and height (m),
+from the shipped model's kinematics. The jaws hang about 6 cm above the desk there,
+as high as a can: tall objects must not be spawned under them."""
+
 TICKS_PER_TURN = 4096
 """STS3215 encoder resolution (Feetech datasheet)."""
 

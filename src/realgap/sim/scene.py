@@ -1,4 +1,5 @@
-"""Build the simulated scene: the SO-101, a table, a cube and (optionally) a bin.
+"""Build the simulated scene: the SO-101, a table, the object (a cube or a can) and,
+for Place, a bin or, for Stack, a second object to put the first on.
 
 The arm comes from an MJCF file -- the shipped primitive model by default, or
 any other SO-101 description (for example the official mesh model) given as a
@@ -19,8 +20,12 @@ from realgap.errors import ConfigError
 from realgap.sim import robot
 
 CUBE = "cube"
+"""The object the arm handles: a cube, or for the can tasks a can (the name is the body's)."""
 BIN = "bin"
+STACK_BASE = "stack_base"
+"""Stack tasks: the lower object, a free body the cube goes on."""
 FLOOR = "floor"
+OBJECT_SHAPES = ("cube", "can")
 
 
 @dataclass(frozen=True)
@@ -36,14 +41,55 @@ class SceneConfig:
     cube_friction: float = 1.0
     """Sliding friction of the cube (PLA on PLA is ~0.3-0.6; pads are rubber-coated)."""
     cube_rgba: tuple[float, float, float, float] = (0.85, 0.1, 0.1, 1.0)
+    object_shape: str = "cube"
+    """The object the arm handles: ``cube`` (edge ``cube_size_m``) or ``can`` (an upright
+    cylinder of ``can_radius_m`` and ``can_half_height_m``; same mass, friction, colour)."""
+    can_radius_m: float = 0.0165
+    """The reference randomizes 14-19 mm; this is the middle."""
+    can_half_height_m: float = 0.03
+    """The reference randomizes 25-35 mm; this is the middle."""
     with_bin: bool = False
     """Add the PlaceCube bin (a mocap body, so resets can move it)."""
+    stack_base: str | None = None
+    """Stack tasks: the lower object, ``cube`` (edge ``base_cube_size_m``) or ``can``
+    (the can's size), a free body the cube goes on; None: no lower object."""
+    base_cube_size_m: float = 0.03
+    """The reference's lower cube: 25-35 mm edges."""
+    base_mass_kg: float = 0.03
+    """Heavier than the cube, as a filled can or a printed block would be."""
+    base_friction: float = 0.1
+    """Low, so contacts with the cube use the cube's own (randomized) friction: MuJoCo
+    takes the larger of the two geoms' values."""
+    base_rgba: tuple[float, float, float, float] = (0.1, 0.25, 0.85, 1.0)
+    """Blue, as in the reference, so the two objects look different."""
     bin_inner_m: float = 0.09
     bin_wall_height_m: float = 0.03
     background_rgb: tuple[float, float, float] = (0.0, 0.0, 0.0)
     """Floor and sky colour: pure black, a green screen matched by a black cloth."""
     timestep: float = 0.005
     """Physics step; 200 Hz keeps grasps stable at 20 substeps per 10 Hz control step."""
+
+    def __post_init__(self) -> None:
+        if self.object_shape not in OBJECT_SHAPES:
+            raise ConfigError(
+                f"object_shape must be one of {OBJECT_SHAPES}, got {self.object_shape!r}"
+            )
+        if self.stack_base not in (None, *OBJECT_SHAPES):
+            raise ConfigError(f"stack_base must be None or one of {OBJECT_SHAPES}")
+        if self.with_bin and self.stack_base:
+            raise ConfigError("a scene has a bin or a lower object, not both")
+        sizes = (self.cube_size_m, self.can_radius_m, self.can_half_height_m, self.base_cube_size_m)
+        if min(sizes) <= 0:
+            raise ConfigError("object sizes must be positive")
+
+    def object_half_height(self, shape: str | None = None) -> float:
+        """Nominal half height of the object (``shape``: the lower object's)."""
+        shape = shape or self.object_shape
+        return self.can_half_height_m if shape == "can" else self.cube_size_m / 2
+
+    def base_half_height(self) -> float:
+        """Nominal half height of the lower object (Stack)."""
+        return self.can_half_height_m if self.stack_base == "can" else self.base_cube_size_m / 2
 
 
 def check_joint_contract(spec: mujoco.MjSpec, source: str) -> None:
@@ -144,13 +190,12 @@ def build_spec(config: SceneConfig = SceneConfig()) -> mujoco.MjSpec:
         name="overview", pos=[0.5, -0.42, 0.32], xyaxes=[0.65, 0.76, 0, -0.33, 0.28, 0.9], fovy=45
     )
 
-    half = config.cube_size_m / 2
+    half = config.object_half_height()
     cube = world.add_body(name=CUBE, pos=[*robot.arm_to_sim([0.2, 0.0]), half])
     cube.add_freejoint(name=CUBE)
     cube.add_geom(
         name=CUBE,
-        type=mujoco.mjtGeom.mjGEOM_BOX,
-        size=[half] * 3,
+        **_shape(config.object_shape, config, config.cube_size_m),
         mass=config.cube_mass_kg,
         rgba=list(config.cube_rgba),
         friction=[config.cube_friction, 0.02, 0.0002],
@@ -161,7 +206,33 @@ def build_spec(config: SceneConfig = SceneConfig()) -> mujoco.MjSpec:
     )
     if config.with_bin:
         _add_bin(world, config)
+    if config.stack_base:
+        base_half = config.base_half_height()
+        base = world.add_body(name=STACK_BASE, pos=[*robot.arm_to_sim([0.2, 0.12]), base_half])
+        base.add_freejoint(name=STACK_BASE)
+        base.add_geom(
+            name=STACK_BASE,
+            **_shape(config.stack_base, config, config.base_cube_size_m),
+            mass=config.base_mass_kg,
+            rgba=list(config.base_rgba),
+            friction=[config.base_friction, 0.02, 0.0002],
+            condim=4,
+            solref=[0.01, 1],
+            contype=1,
+            conaffinity=1,
+        )
     return spec
+
+
+def _shape(shape: str, config: SceneConfig, cube_edge_m: float) -> dict:
+    """Geom type and size of a cube of edge ``cube_edge_m``, or of the scene's can
+    (MuJoCo cylinders stand along their z axis: size is radius, half height)."""
+    if shape == "can":
+        return {
+            "type": mujoco.mjtGeom.mjGEOM_CYLINDER,
+            "size": [config.can_radius_m, config.can_half_height_m, 0.0],
+        }
+    return {"type": mujoco.mjtGeom.mjGEOM_BOX, "size": [cube_edge_m / 2] * 3}
 
 
 def _add_bin(world: mujoco.MjsBody, config: SceneConfig) -> None:

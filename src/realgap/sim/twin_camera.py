@@ -50,7 +50,7 @@ class TwinCamera:
 
     def _pose(self, joints, cube_xy) -> None:
         self.data.qpos[self.qadr] = joints
-        half = self.task.config.scene.cube_size_m / 2
+        half = self.task.scene_config().object_half_height()
         self.data.qpos[self.cube_qadr : self.cube_qadr + 7] = [
             *robot.arm_to_sim(cube_xy),
             half,

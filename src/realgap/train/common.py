@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -17,6 +18,7 @@ from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.calibration import Calibration, load_twin
 from realgap.sim.randomization import DomainRandomization
 from realgap.sim.rollout import rollout, success_rate
+from realgap.sim.tasks import make_task
 from realgap.sim.twin import TwinParams
 
 
@@ -26,10 +28,13 @@ def training_worlds(args) -> tuple[DomainRandomization | None, TwinParams | None
     twin = load_twin(args.twin) if args.twin else None
     if not args.randomize:
         return None, twin
+    # The task's own widths (can sizes, Stack's friction) over the defaults; a file's
+    # keys over both.
+    task_widths = replace(DomainRandomization(), **make_task(args.task).randomization)
     widths = (
-        DomainRandomization.from_toml(args.randomization)
+        DomainRandomization.from_toml(args.randomization, base=task_widths)
         if args.randomization
-        else DomainRandomization()
+        else task_widths
     )
     if args.twin and Path(args.twin).suffix == ".json":
         # A calibration: what it measured is randomized within its uncertainty.

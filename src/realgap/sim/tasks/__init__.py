@@ -4,25 +4,32 @@ from __future__ import annotations
 
 from realgap.errors import ConfigError
 from realgap.sim.tasks.base import SimState, Task, TaskConfig
-from realgap.sim.tasks.pick_cube import PickCube, PickCubeConfig
-from realgap.sim.tasks.place_cube import PlaceCube, PlaceCubeConfig
-from realgap.sim.tasks.reach import Reach, ReachConfig
+from realgap.sim.tasks.pick_cube import PickCan, PickCube, PickCubeConfig
+from realgap.sim.tasks.place_cube import PlaceCan, PlaceCube, PlaceCubeConfig
+from realgap.sim.tasks.reach import Reach, ReachCan, ReachConfig
+from realgap.sim.tasks.stack import StackCan, StackConfig, StackCube
 
 TASKS: dict[str, type[Task]] = {
-    "Reach": Reach,
-    "PickCube": PickCube,
-    "PlaceCube": PlaceCube,
+    cls.name: cls
+    for cls in (Reach, ReachCan, PickCube, PickCan, PlaceCube, PlaceCan, StackCube, StackCan)
 }
 """Name -> task class. Gymnasium ids are ``realgap/<Name>-v0``."""
 
+ALIASES: dict[str, str] = {alias: cls.name for cls in TASKS.values() for alias in cls.aliases}
+"""Other names -> registered name: the reference's ``ReachCube``, ``LiftCube``, ``LiftCan``."""
+
 
 def task_name(name: str) -> str:
-    """The registered spelling of a task name, matched case-insensitively."""
+    """The registered spelling of a task name or alias, matched case-insensitively."""
     by_lower = {known.lower(): known for known in TASKS}
+    by_lower.update({alias.lower(): known for alias, known in ALIASES.items()})
     try:
         return by_lower[str(name).strip().lower()]
     except KeyError:
-        raise ConfigError(f"unknown task {name!r}; known tasks: {sorted(TASKS)}") from None
+        aliases = ", ".join(f"{a} = {k}" for a, k in sorted(ALIASES.items()))
+        raise ConfigError(
+            f"unknown task {name!r}; known tasks: {sorted(TASKS)} (aliases: {aliases})"
+        ) from None
 
 
 def make_task(name: str, config: TaskConfig | None = None) -> Task:
@@ -39,14 +46,21 @@ def task_for_instruction(text: str) -> str | None:
 
 
 __all__ = [
+    "ALIASES",
     "TASKS",
+    "PickCan",
     "PickCube",
     "PickCubeConfig",
+    "PlaceCan",
     "PlaceCube",
     "PlaceCubeConfig",
     "Reach",
+    "ReachCan",
     "ReachConfig",
     "SimState",
+    "StackCan",
+    "StackConfig",
+    "StackCube",
     "Task",
     "TaskConfig",
     "make_task",

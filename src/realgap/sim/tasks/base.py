@@ -16,6 +16,13 @@ from realgap.errors import ConfigError
 from realgap.sim import robot
 from realgap.sim.scene import SceneConfig
 
+CAN_GRASP_NEAR_M = 0.03
+"""A held can's axis sits up to its radius minus 12.5 mm off the pinch point, and the
+jaws may close above or below its middle: the cube's 2 cm missed 12 of 64 held cans."""
+CAN_KEEP_OUT_M = 0.05
+"""A can within 5 cm of the start pose's pinch point touches the jaws (measured: 5 of
+32 scripted PickCan episodes knocked the can over in their first two steps without it)."""
+
 
 @dataclass(frozen=True)
 class TaskConfig:
@@ -66,21 +73,40 @@ class SimState:
     cube_pos: np.ndarray  # (n, 3)
     cube_quat: np.ndarray  # (n, 4)
     cube_start: np.ndarray  # (n, 3) cube position at reset
-    bin_pos: np.ndarray  # (n, 3); zeros without a bin
-    cube_half: np.ndarray  # (n,) half edge length this episode
+    target_pos: np.ndarray  # (n, 3) the bin, or the lower object (Stack); zeros if neither
+    cube_half: np.ndarray  # (n,) the object's half height this episode
+    cube_vel: np.ndarray  # (n, 3) the object's linear velocity
+    target_quat: np.ndarray  # (n, 4) the lower object's orientation (identity otherwise)
+    target_start: np.ndarray  # (n, 3) the bin or lower object at reset
+    target_half: np.ndarray  # (n,) the lower object's half height (zeros otherwise)
 
 
 class Task:
     """Base class. A task owns everything known about it: its config and reset
-    placement (``sample_cube_xy``, ``sample_bin_xy``), reward, success and the
+    placement (``sample_cube_xy``, ``sample_target_xy``), reward, success and the
     diagnostic flags of :meth:`evaluate`, the instruction text stored with
     demonstrations, and its training defaults per recipe. Nothing outside
     ``realgap.sim.tasks`` asks a task for its name to decide what to do."""
 
     name = "Task"
     config_type = TaskConfig
-    has_bin = False
-    """The scene has a bin (the cube must end up in it)."""
+    object_shape = "cube"
+    """The object the arm handles: ``cube`` or ``can`` (SceneConfig.object_shape)."""
+    target_object: str | None = None
+    """Where the object must go: ``bin`` (Place), ``cube`` or ``can`` (Stack: the lower
+    object), or None."""
+    aliases: ClassVar[tuple[str, ...]] = ()
+    """Other names the task answers to (the reference's: ``LiftCube`` for PickCube)."""
+    default_layout: ClassVar[str] = "default"
+    """The shipped evaluation layout this task uses when the default is asked for."""
+    grasp_near_m: ClassVar[float] = 0.02
+    """The object's centre within this of the pinch point counts as between the jaws."""
+    keep_out_m: ClassVar[float] = 0.0
+    """Tall objects (cans) stand as high as the start pose's jaws: resets put them at
+    least this far, horizontally, from the start pose's pinch point."""
+    randomization: ClassVar[dict] = {}
+    """This task's widths over the default randomization (``DomainRandomization`` fields),
+    used when no randomization file is given."""
     grasps = True
     """Success needs the cube held at some point (False for Reach)."""
     instruction = ""
@@ -92,31 +118,58 @@ class Task:
     def __init__(self, config: TaskConfig | None = None):
         self.config = config or self.config_type()
 
+    @property
+    def has_bin(self) -> bool:
+        """The scene has a bin (the object must end up in it)."""
+        return self.target_object == "bin"
+
+    @property
+    def has_target(self) -> bool:
+        """Resets place a second thing (a bin or a lower object) beside the object."""
+        return self.target_object is not None
+
     def scene_config(self) -> SceneConfig:
-        scene = self.config.scene
-        if self.has_bin and not scene.with_bin:
-            scene = replace(scene, with_bin=True)
-        return scene
+        """The scene this task needs: its object, and its bin or lower object."""
+        stack_base = None if self.target_object in (None, "bin") else self.target_object
+        return replace(
+            self.config.scene,
+            object_shape=self.object_shape,
+            with_bin=self.has_bin,
+            stack_base=stack_base,
+        )
 
     def evaluate(self, state: SimState) -> dict[str, np.ndarray]:
         """``success`` plus diagnostic flags, one bool array (n,) each (ManiSkill style):
-        ``grasped`` always; tasks add their own (``lifted``, ``in_bin``...)."""
-        return {"success": self.success(state), "grasped": self.grasped(state)}
+        ``grasped`` and ``knocked_over`` (a can on its side, or Stack's lower object
+        toppled or pushed away) always; tasks add their own (``lifted``, ``in_bin``...)."""
+        grasped = self.grasped(state)
+        knocked = np.zeros(len(grasped), dtype=bool)
+        if self.object_shape == "can":  # a cube on another face is still a cube
+            knocked = toppled(state.cube_quat) & ~grasped
+        return {"success": self.success(state), "grasped": grasped, "knocked_over": knocked}
 
     def sample_cube_xy(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Cube reset positions in the arm frame, (n, 2)."""
         half = self.config.cube_square_size / 2
-        return np.asarray(self.config.cube_square_center) + rng.uniform(-half, half, (n, 2))
+        centre = np.asarray(self.config.cube_square_center)
+        xy = centre + rng.uniform(-half, half, (n, 2))
+        for _ in range(100):  # redraw the few that land under the start pose's jaws
+            inside = under_start_jaws(xy, self.keep_out_m)
+            if not inside.any():
+                break
+            xy[inside] = centre + rng.uniform(-half, half, (int(inside.sum()), 2))
+        return xy
 
-    def sample_bin_xy(self, rng: np.random.Generator, cube_xy: np.ndarray) -> np.ndarray:
-        """Bin positions in the arm frame, (n, 2); only tasks with a bin use them."""
+    def sample_target_xy(self, rng: np.random.Generator, cube_xy: np.ndarray) -> np.ndarray:
+        """Bin or lower-object positions in the arm frame, (n, 2); only tasks with a
+        target use them."""
         return np.zeros_like(cube_xy)
 
     def grasped(self, state: SimState) -> np.ndarray:
         """Cube held between the jaws: near the pinch point, and the jaw held open
         against its closing target while standing still (a moving jaw lags its
         target too, so the speed check keeps closing from counting as holding)."""
-        near = np.linalg.norm(state.cube_pos - state.pinch, axis=1) < 0.02
+        near = np.linalg.norm(state.cube_pos - state.pinch, axis=1) < self.grasp_near_m
         blocked = state.qpos[:, 5] - state.target[:, 5] > 0.04
         still = np.abs(state.qvel[:, 5]) < 0.3
         return near & blocked & still
@@ -128,14 +181,15 @@ class Task:
         raise NotImplementedError
 
     def privileged(self, state: SimState) -> np.ndarray:
-        """Privileged features for teachers: cube, pinch and bin positions (arm frame), grasp."""
+        """Privileged features for teachers: object, pinch and target (bin or lower object)
+        positions (arm frame), grasp."""
         offset = np.array([*robot.PAN_AXIS_XY, 0.0])
         return np.concatenate(
             [
                 state.cube_pos - offset,
                 state.pinch - offset,
                 state.cube_pos - state.pinch,
-                state.bin_pos - offset,
+                state.target_pos - offset,
                 state.cube_quat,
                 self.grasped(state)[:, None].astype(float),
             ],
@@ -145,5 +199,25 @@ class Task:
     PRIVILEGED_DIM = 17
 
 
+def under_start_jaws(xy: np.ndarray, radius_m: float) -> np.ndarray:
+    """Arm-frame positions (n, 2) within ``radius_m`` of the start pose's pinch point
+    (all False for a radius of 0)."""
+    if radius_m <= 0:
+        return np.zeros(len(xy), dtype=bool)
+    jaws = np.asarray(robot.START_PINCH_ARM[:2])
+    return np.linalg.norm(np.asarray(xy) - jaws, axis=1) < radius_m
+
+
 def reach_distance(state: SimState) -> np.ndarray:
     return np.linalg.norm(state.cube_pos - state.pinch, axis=1)
+
+
+def upright(quat: np.ndarray) -> np.ndarray:
+    """The z component of each body's z axis (n,): 1 upright, 0 on its side."""
+    _w, x, y, _z = quat.T
+    return 1.0 - 2.0 * (x**2 + y**2)
+
+
+def toppled(quat: np.ndarray) -> np.ndarray:
+    """Tipped more than 45 degrees from upright (a knocked-over can)."""
+    return upright(quat) < np.cos(np.pi / 4)

@@ -1,10 +1,10 @@
-"""PickCube: grasp the cube and lift it.
+"""PickCube (the reference's LiftCube) and PickCan (LiftCan): grasp the object, lift it.
 
-Task: close the jaws on the cube and raise it ``lift_m`` above where it started.
-Randomizations: cube position in the training square; start pose jitter; cube
+Task: close the jaws on the object and raise it ``lift_m`` above where it started.
+Randomizations: object position in the training square; start pose jitter; object
 mass, size, friction and colour, finger friction and all other fields of the
-domain-randomization config.
-Success: cube grasped and at least ``lift_m`` above its start height.
+domain-randomization config (PickCan: can sizes x0.85-1.15).
+Success: object grasped and at least ``lift_m`` above its start height.
 """
 
 from __future__ import annotations
@@ -14,7 +14,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from realgap.sim.tasks.base import SimState, Task, TaskConfig, reach_distance
+from realgap.sim.tasks.base import (
+    CAN_GRASP_NEAR_M,
+    CAN_KEEP_OUT_M,
+    SimState,
+    Task,
+    TaskConfig,
+    reach_distance,
+)
 
 
 @dataclass(frozen=True)
@@ -25,6 +32,7 @@ class PickCubeConfig(TaskConfig):
 
 class PickCube(Task):
     name = "PickCube"
+    aliases = ("LiftCube",)
     config_type = PickCubeConfig
     instruction = "pick up the cube"
     train_defaults: ClassVar[dict[str, dict]] = {
@@ -54,3 +62,17 @@ class PickCube(Task):
 
     def evaluate(self, state: SimState) -> dict[str, np.ndarray]:
         return {**super().evaluate(state), "lifted": self.lift(state) >= self.config.lift_m}
+
+
+class PickCan(PickCube):
+    """PickCube with an upright can: the jaws close across its diameter."""
+
+    name = "PickCan"
+    aliases = ("LiftCan",)
+    object_shape = "can"
+    keep_out_m: ClassVar[float] = CAN_KEEP_OUT_M
+    default_layout: ClassVar[str] = "cans"
+    grasp_near_m: ClassVar[float] = CAN_GRASP_NEAR_M
+    instruction = "pick up the can"
+    randomization: ClassVar[dict] = {"cube_size_scale": (0.85, 1.15)}
+    """The reference's can sizes: radius 14-19 mm, half height 25-35 mm."""

@@ -1,10 +1,12 @@
-"""PlaceCube: put the cube in a bin.
+"""PlaceCube and PlaceCan: put the object in a bin.
 
-Task: pick the cube up and release it inside the bin.
-Randomizations: cube position in the training square; bin placed
-``bin_distance_m`` from the cube at a random side angle (and inside reach);
-start pose jitter; the full domain-randomization config.
-Success: cube inside the bin's walls, resting (below the rim) and released.
+Task: pick the object up and release it inside the bin.
+Randomizations: object position in the training square; bin placed
+``bin_distance_m`` from the object at a random side angle (and inside reach);
+start pose jitter; the full domain-randomization config (PlaceCan: can sizes
+x0.85-1.15).
+Success: object inside the bin's walls, resting (its bottom below half the rim's
+height) and released.
 """
 
 from __future__ import annotations
@@ -14,7 +16,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from realgap.sim.tasks.base import SimState, Task, TaskConfig, reach_distance
+from realgap.sim.tasks.base import (
+    CAN_GRASP_NEAR_M,
+    CAN_KEEP_OUT_M,
+    SimState,
+    Task,
+    TaskConfig,
+    reach_distance,
+)
 
 
 @dataclass(frozen=True)
@@ -27,7 +36,7 @@ class PlaceCubeConfig(TaskConfig):
 class PlaceCube(Task):
     name = "PlaceCube"
     config_type = PlaceCubeConfig
-    has_bin = True
+    target_object = "bin"
     instruction = "put the cube in the bin"
     train_defaults: ClassVar[dict[str, dict]] = {
         # A PPO teacher never learned to release in the bin (0% after 2.5M steps; with
@@ -44,26 +53,22 @@ class PlaceCube(Task):
         },
     }
 
-    def sample_bin_xy(self, rng: np.random.Generator, cube_xy: np.ndarray) -> np.ndarray:
-        n = len(cube_xy)
-        distance = rng.uniform(*self.config.bin_distance_m, n)
-        # Put the bin sideways from the cube, towards the centre line, so it stays in reach.
-        side = np.where(cube_xy[:, 1] > 0, -1.0, 1.0)
-        angle = side * np.pi / 2 + rng.uniform(-0.5, 0.5, n)
-        return cube_xy + distance[:, None] * np.stack([np.cos(angle), np.sin(angle)], axis=1)
+    def sample_target_xy(self, rng: np.random.Generator, cube_xy: np.ndarray) -> np.ndarray:
+        return beside(rng, cube_xy, self.config.bin_distance_m)
 
     def in_bin(self, state: SimState) -> np.ndarray:
         inner = self.config.scene.bin_inner_m / 2
-        offset = np.abs(state.cube_pos[:, :2] - state.bin_pos[:, :2])
+        offset = np.abs(state.cube_pos[:, :2] - state.target_pos[:, :2])
         inside = np.all(offset < inner, axis=1)
-        low = state.cube_pos[:, 2] < self.config.scene.bin_wall_height_m
+        bottom = state.cube_pos[:, 2] - state.cube_half
+        low = bottom < self.config.scene.bin_wall_height_m / 2
         return inside & low
 
     def reward(self, state: SimState) -> np.ndarray:
         reach = 1.0 - np.tanh(10.0 * reach_distance(state))
         grasped = self.grasped(state)
         carry = 1.0 - np.tanh(
-            5.0 * np.linalg.norm(state.cube_pos[:, :2] - state.bin_pos[:, :2], axis=1)
+            5.0 * np.linalg.norm(state.cube_pos[:, :2] - state.target_pos[:, :2], axis=1)
         )
         lifted = state.cube_pos[:, 2] > state.cube_start[:, 2] + 0.03
         return (
@@ -78,3 +83,26 @@ class PlaceCube(Task):
 
     def evaluate(self, state: SimState) -> dict[str, np.ndarray]:
         return {**super().evaluate(state), "in_bin": self.in_bin(state)}
+
+
+class PlaceCan(PlaceCube):
+    """PlaceCube with an upright can; a can on its side in the bin still counts."""
+
+    name = "PlaceCan"
+    object_shape = "can"
+    keep_out_m: ClassVar[float] = CAN_KEEP_OUT_M
+    default_layout: ClassVar[str] = "cans"
+    grasp_near_m: ClassVar[float] = CAN_GRASP_NEAR_M
+    instruction = "put the can in the bin"
+    randomization: ClassVar[dict] = {"cube_size_scale": (0.85, 1.15)}
+    """The reference's can sizes: radius 14-19 mm, half height 25-35 mm."""
+
+
+def beside(rng: np.random.Generator, cube_xy: np.ndarray, distance_m) -> np.ndarray:
+    """Positions ``distance_m`` (a range) from each object, sideways towards the centre
+    line so they stay in reach: where Place puts its bin and Stack its lower object."""
+    n = len(cube_xy)
+    distance = rng.uniform(*distance_m, n)
+    side = np.where(cube_xy[:, 1] > 0, -1.0, 1.0)
+    angle = side * np.pi / 2 + rng.uniform(-0.5, 0.5, n)
+    return cube_xy + distance[:, None] * np.stack([np.cos(angle), np.sin(angle)], axis=1)

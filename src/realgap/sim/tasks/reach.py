@@ -1,10 +1,10 @@
-"""Reach: bring the between-jaws point to the cube.
+"""Reach: bring the between-jaws point to the cube (Reach) or the can (ReachCan).
 
-Task: move the pinch point (between the jaw tips) to the cube's centre.
-Randomizations: cube position uniform in the training square (default 20 x 20
+Task: move the pinch point (between the jaw tips) to the object's centre.
+Randomizations: object position uniform in the training square (default 20 x 20
 cm centred 20 cm in front of the rotation axis); start pose jitter; everything
-in the domain-randomization config.
-Success: pinch point within ``success_radius_m`` of the cube centre.
+in the domain-randomization config (ReachCan: can sizes x0.85-1.15).
+Success: pinch point within ``success_radius_m`` of the object's centre.
 """
 
 from __future__ import annotations
@@ -14,7 +14,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from realgap.sim.tasks.base import SimState, Task, TaskConfig, reach_distance
+from realgap.sim.tasks.base import (
+    CAN_GRASP_NEAR_M,
+    CAN_KEEP_OUT_M,
+    SimState,
+    Task,
+    TaskConfig,
+    reach_distance,
+)
 
 
 @dataclass(frozen=True)
@@ -25,6 +32,7 @@ class ReachConfig(TaskConfig):
 
 class Reach(Task):
     name = "Reach"
+    aliases = ("ReachCube",)
     config_type = ReachConfig
     grasps = False
     instruction = "bring the gripper to the cube"
@@ -49,3 +57,17 @@ class Reach(Task):
 
     def evaluate(self, state: SimState) -> dict[str, np.ndarray]:
         return {**super().evaluate(state), "near": reach_distance(state) < 0.05}
+
+
+class ReachCan(Reach):
+    """Reach with a can (radius about 16.5 mm, half height 30 mm) instead of the cube."""
+
+    name = "ReachCan"
+    aliases = ()
+    object_shape = "can"
+    keep_out_m: ClassVar[float] = CAN_KEEP_OUT_M
+    default_layout: ClassVar[str] = "cans"
+    grasp_near_m: ClassVar[float] = CAN_GRASP_NEAR_M
+    instruction = "bring the gripper to the can"
+    randomization: ClassVar[dict] = {"cube_size_scale": (0.85, 1.15)}
+    """The reference's can sizes: radius 14-19 mm, half height 25-35 mm."""

@@ -1,0 +1,147 @@
+"""``realgap sweep``: a tiny sweep on local Ray, resuming, failures and bad files."""
+
+import json
+import os
+import sys
+
+import pytest
+
+import realgap.sweep
+from realgap.cli import main
+from realgap.errors import ConfigError
+from realgap.sweep.spec import load_sweep, parse_sweep
+
+TINY = """
+name = "tiny"
+task = "Reach"
+seeds = [0]
+worlds = ["sim"]
+trials = 13
+
+[[setting]]
+name = "black"
+"randomization.background_value" = [0.0, 0.0]
+
+[[setting]]
+name = "desks"
+"randomization.background_value" = [0.0, 0.18]
+"""
+
+
+def write(tmp_path, text, name="sweep.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture(scope="module")
+def ray_installed():
+    if os.environ.get("CI"):
+        import ray  # noqa: F401  -- CI must run these, not skip them
+    else:
+        pytest.importorskip("ray")
+
+
+def test_tiny_sweep_runs_resumes_and_reports(tmp_path, ray_installed, capsys):
+    sweep = write(tmp_path, TINY)
+    out = tmp_path / "out"
+    argv = ["sweep", str(sweep), "--out", str(out), "--quick", "--num-cpus", "2"]
+    assert main(argv) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert {r["setting"] for r in summary["pooled"]} == {"black", "desks"}
+    # 13 trials over 13 spots: the 9 inside the training square are the ones counted.
+    assert all(r["status"] == "done" and r["trials"] == 9 for r in summary["runs"])
+    assert (out / "width.png").stat().st_size > 1000 and (out / "report.html").exists()
+    assert "Sweep: tiny" in (out / "report.html").read_text()
+    runs = sorted((out / "runs").iterdir())
+    assert len(runs) == 2
+    widths = (runs[0] / "randomization.toml").read_text()
+    assert "background_value" in widths
+
+    # A run killed mid-training leaves a folder without its result: only it runs again.
+    kept = runs[1] / "trained.json"
+    kept_mtime = kept.stat().st_mtime_ns
+    (runs[0] / "trained.json").unlink()
+    for result in runs[0].glob("result_*.json"):
+        result.unlink()
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert kept.stat().st_mtime_ns == kept_mtime
+    assert (runs[0] / "trained.json").exists()
+    summary = json.loads((out / "summary.json").read_text())
+    assert all(r["status"] == "done" for r in summary["runs"])
+
+
+def test_a_failing_run_is_reported_not_dropped(tmp_path, ray_installed, capsys):
+    text = TINY.replace('name = "desks"', 'name = "broken"\nstudent_envs = 0')
+    out = tmp_path / "out"
+    argv = ["sweep", str(write(tmp_path, text)), "--out", str(out), "--quick", "--retries", "0"]
+    assert main([*argv, "--num-cpus", "2"]) == 1
+    printed = capsys.readouterr().out
+    assert "FAILED broken" in printed
+    failed = json.loads((out / "failed.json").read_text())
+    assert list(failed) == [next(p.name for p in (out / "runs").iterdir() if "broken" in p.name)]
+    rows = json.loads((out / "summary.json").read_text())["runs"]
+    assert {r["setting"]: r["status"] for r in rows} == {"black": "done", "broken": "failed"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (TINY.replace("trials = 13", "trials = 13\ncolour = 1"), "unknown keys \\['colour'\\]"),
+        (TINY.replace("trials = 13", "trials = 5"), "at least 13"),
+        (TINY.replace("background_value", "background_hue"), "unknown randomization field"),
+        (TINY.replace('name = "black"', 'name = "black"\nlearning_rate = 1'), "learning_rate"),
+        (TINY.replace('["sim"]', '["sim", "my_arm"]'), "'my_arm' is not 'sim'"),
+        (TINY.replace("[0.0, 0.18]", "[0.3, 0.1]"), "background_value"),
+        (TINY.replace("seeds = [0]", 'seeds = "0"'), "seeds must be a list"),
+        (TINY.replace('task = "Reach"', 'task = "Juggle"'), "unknown task"),
+    ],
+)
+def test_a_bad_sweep_file_is_one_clear_line(tmp_path, capsys, text, message):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError, match=message):
+        load_sweep(path)
+    assert main(["sweep", str(path), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(path) in err
+
+
+def test_grid_expands_every_combination_and_keys_stay_stable():
+    spec = parse_sweep(
+        {
+            "task": "LiftCube",
+            "seeds": [0, 1],
+            "worlds": ["sim"],
+            "grid": {
+                "randomization.camera_rot_wobble_deg": [1.0, 3.0],
+                "dagger_rounds": [4, 8],
+            },
+        }
+    )
+    runs = spec.runs()
+    assert spec.task == "PickCube" and len(runs) == 8
+    assert len({run.key for run in runs}) == 8
+    again = parse_sweep(
+        {
+            "task": "PickCube",
+            "seeds": [0, 1],
+            "worlds": ["sim"],
+            "grid": {"randomization.camera_rot_wobble_deg": [1.0, 3.0], "dagger_rounds": [4, 8]},
+        }
+    )
+    assert [r.key for r in again.runs()] == [r.key for r in runs]
+    assert runs[0].args_fields() == {"dagger_rounds": 4}
+
+
+def test_without_ray_the_command_says_how_to_install_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    monkeypatch.delitem(sys.modules, "realgap.sweep.ray_runner", raising=False)
+    monkeypatch.delattr(realgap.sweep, "ray_runner", raising=False)
+    assert main(["sweep", str(write(tmp_path, TINY)), "--out", str(tmp_path / "o")]) == 2
+    assert "pip install 'realgap[sweep]'" in capsys.readouterr().err
+
+
+def test_the_shipped_sweep_file_loads():
+    spec = load_sweep("sweeps/background_width.toml")
+    assert len(spec.runs()) == 12 and spec.worlds[0] == "sim"
