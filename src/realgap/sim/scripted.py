@@ -154,23 +154,7 @@ class ScriptedController:
         yaw = 2 * np.arctan2(state.cube_quat[:, 3], state.cube_quat[:, 0])
         if task.object_shape == "can":
             yaw = None
-        # Aim the descent a little towards the fixed jaw: the open moving jaw
-        # sweeps wide, and would land on the cube's top edge.
-        xaxis = env.batch.bind("xmat")[:, self.gripper_body].reshape(-1, 3, 3)[:, :, 0]
-        bias = np.full(env.num_envs, self.jaw_bias_m)
-        if task.object_shape == "can":
-            scene = env.config.scene
-            radius = state.cube_half * scene.can_radius_m / scene.can_half_height_m
-            # The fixed jaw's face must clear the can's rim (measured: a 14 mm margin
-            # took scripted PickCan from 69% to 91%, 32 episodes each).
-            bias = radius - FIXED_JAW_TO_PINCH_M + CAN_JAW_MARGIN_M
-        grasp_point = cube - bias[:, None] * xaxis * [1, 1, 0]
-        if task.object_shape == "can":
-            grasp_point[:, 2] = np.minimum(cube[:, 2], CAN_GRASP_HEIGHT_M)
-        above = np.full(env.num_envs, self.hover_m if task.grasps else self.hover_m / 2)
-        if task.object_shape == "can":  # tall: hover a fixed gap above its top instead
-            above = state.cube_half + CAN_GAP_M
-        hover = grasp_point + above[:, None] * [0, 0, 1]
+        grasp_point, hover = self.approach(state)
         phase = self.phases(state, grasp_point, hover)
 
         goals = {0: hover, 1: grasp_point, 2: grasp_point, 3: cube + [0, 0, self.lift_m]}
@@ -181,19 +165,17 @@ class ScriptedController:
             goals[3] = np.where(low, state.pinch * [1, 1, 0] + [0, 0, 0.08], goals[4])
         elif task.has_target:
             goals.update(self.stack_goals(state))
+        rise = np.zeros(env.num_envs, dtype=bool)
         if task.object_shape == "can":
             # Come down onto a can slowly: soft or late servos overshoot into its rim.
-            descend = grasp_point.copy()
-            descend[:, 2] = np.maximum(grasp_point[:, 2], state.pinch[:, 2] - CAN_DESCENT_M)
-            goals[1] = descend
+            goals[1] = grasp_point.copy()
+            goals[1][:, 2] = np.maximum(grasp_point[:, 2], state.pinch[:, 2] - CAN_DESCENT_M)
             # A can stands as tall as the start pose's jaws: rise before moving across,
             # or the jaws knock it over on the way.
             rise = (state.pinch[:, 2] < hover[:, 2] - 0.01) & (
                 np.linalg.norm(state.pinch[:, :2] - hover[:, :2], axis=1) > 0.03
             )
             goals[0] = np.where(rise[:, None], state.pinch * [1, 1, 0] + hover * [0, 0, 1], hover)
-        else:
-            rise = np.zeros(env.num_envs, dtype=bool)
         goal = hover.copy()
         for number, target in goals.items():
             goal = np.where((phase == number)[:, None], target, goal)
@@ -206,6 +188,26 @@ class ScriptedController:
         # Actions are deltas on the commanded targets (not the delayed ones the
         # servos currently hold), so latency does not make the script double-step.
         return np.clip((desired - env.target) / env.action_scale, -1.0, 1.0)
+
+    def approach(self, state) -> tuple[np.ndarray, np.ndarray]:
+        """Where the pinch point goes to close the jaws on the object, and where it
+        hovers above that first (both (n, 3))."""
+        env, task = self.env, self.env.task
+        cube = state.cube_pos
+        xaxis = env.batch.bind("xmat")[:, self.gripper_body].reshape(-1, 3, 3)[:, :, 0]
+        if task.object_shape == "can":
+            scene = task.scene_config()
+            radius = state.cube_half * scene.can_radius_m / scene.can_half_height_m
+            # Offset from the can's axis so the fixed jaw comes down clear of the rim.
+            bias = radius - FIXED_JAW_TO_PINCH_M + CAN_JAW_MARGIN_M
+            grasp_point = cube - bias[:, None] * xaxis * [1, 1, 0]
+            grasp_point[:, 2] = np.minimum(cube[:, 2], CAN_GRASP_HEIGHT_M)
+            # Tall: hover a fixed gap above its top.
+            return grasp_point, grasp_point + (state.cube_half + CAN_GAP_M)[:, None] * [0, 0, 1]
+        # Aim the descent a little towards the fixed jaw: the open moving jaw
+        # sweeps wide, and would land on the cube's top edge.
+        grasp_point = cube - self.jaw_bias_m * xaxis * [1, 1, 0]
+        return grasp_point, grasp_point + [0, 0, self.hover_m if task.grasps else self.hover_m / 2]
 
     def stack_goals(self, state) -> dict[int, np.ndarray]:
         """Pinch goals of the Stack phases, from where the cube should go (the pinch
