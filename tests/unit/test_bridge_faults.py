@@ -5,6 +5,8 @@ torque-on, a crash that left motors on, a stale first frame, auto-exposure,
 a mismatched policy, a pulled cable, a hot servo, NaN actions.
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -132,15 +134,35 @@ def test_hold_policy_holds_then_releases(home, policy_dir, monkeypatch):
 def test_watchdog_releases_a_hung_loop(home, policy_dir, monkeypatch):
     import time
 
+    world = locked_world()
+
     def hang(image, state):
-        time.sleep(0.4)
+        world.clock.sleep(0.4)  # the world's time runs on while the loop sends nothing
+        time.sleep(0.1)  # (and the watchdog thread gets to look)
         return np.zeros(6)
 
-    world = locked_world()
     use_policy(monkeypatch, hang)
     with pytest.raises(SafetyStop, match="watchdog"):
         run_session(world, policy_dir, SPOTS, config=SHORT, safety=SafetyConfig(watchdog_s=0.15))
     assert not world.extra["world"].torque.any()
+
+
+def test_a_slow_host_does_not_trip_a_fake_arms_watchdog(home, policy_dir, monkeypatch):
+    """A loaded machine (a sweep, CI) made PlaceCan's fake-arm evaluation stop with
+    "watchdog: no command for 1.01 s" while the virtual arm stood still."""
+    import time
+
+    def slow(image, state):
+        time.sleep(0.25)  # wall time passes, the world's does not
+        return np.zeros(6)
+
+    world = locked_world()
+    use_policy(monkeypatch, slow)
+    short = replace(SHORT, episode_steps=3)
+    result = run_session(
+        world, policy_dir, SPOTS[:1], config=short, safety=SafetyConfig(watchdog_s=0.15)
+    )
+    assert len(result["results"]) == 1 and not result["stopped"]
 
 
 def test_nan_action_is_refused_and_data_kept(home, policy_dir, monkeypatch):

@@ -137,7 +137,7 @@ class SafeArm:
         self.last_sent: np.ndarray | None = None
         self.io = threading.RLock()  # the watchdog thread and the loop share the arm
         self.tripped: str | None = None
-        self._last_feed = time.monotonic()
+        self._last_feed = self.clock.now()
         self._watchdog: threading.Thread | None = None
         self._stop_watchdog = threading.Event()
         self.watching = False
@@ -311,7 +311,10 @@ class SafeArm:
             self.watching = False
 
     def _feed(self) -> None:
-        self._last_feed = time.monotonic()
+        # The session's clock: wall time on a real arm; on a fake arm with a virtual
+        # clock, the world's time, so a slow host (a loaded CI machine) cannot trip it
+        # while the simulated arm, which advances only with that clock, stands still.
+        self._last_feed = self.clock.now()
 
     def _start_watchdog(self) -> None:
         if self._watchdog is not None and self._watchdog.is_alive():
@@ -324,7 +327,7 @@ class SafeArm:
         while not self._stop_watchdog.wait(0.02):
             if not (self.watching and self.arm.torque_enabled):
                 continue
-            silent = time.monotonic() - self._last_feed
+            silent = self.clock.now() - self._last_feed
             if silent > self.config.watchdog_s:
                 self.tripped = f"watchdog: no command for {silent:.2f} s"
                 self.fault(self.tripped)
