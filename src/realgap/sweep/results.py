@@ -101,7 +101,10 @@ def width_plot(spec: SweepSpec, pooled: list[dict]) -> bytes:
     ax.set_xticks(range(len(names)), names, rotation=20, ha="right")
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel("success (seeds pooled)")
-    ax.set_title(f"{spec.name}: {spec.task}, {len(spec.seeds)} seeds, {spec.trials} trials each")
+    ax.set_title(
+        f"{spec.name}: {spec.task}, {len(spec.seeds)} seeds pooled "
+        f"(in-distribution episodes of {spec.trials} trials each)"
+    )
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     return figures.png(fig)
