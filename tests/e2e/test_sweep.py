@@ -43,12 +43,15 @@ def ray_installed():
 
 
 def test_tiny_sweep_runs_resumes_and_reports(tmp_path, ray_installed, capsys):
-    sweep = write(tmp_path, TINY)
+    # Worlds: the nominal sim and an arm's twin (soft servos), as a sweep may name them.
+    twin = write(tmp_path, "[servo]\nkp_scale = 0.6\n", "soft_arm.toml")
+    sweep = write(tmp_path, TINY.replace('["sim"]', f'["sim", "twin:{twin}"]'))
     out = tmp_path / "out"
     argv = ["sweep", str(sweep), "--out", str(out), "--quick", "--num-cpus", "2"]
     assert main(argv) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert {r["setting"] for r in summary["pooled"]} == {"black", "desks"}
+    assert {r["world"] for r in summary["runs"]} == {"sim", f"twin:{twin}"}
     # 13 trials over 13 spots: the 9 inside the training square are the ones counted.
     assert all(r["status"] == "done" and r["trials"] == 9 for r in summary["runs"])
     assert (out / "width.png").stat().st_size > 1000 and (out / "report.html").exists()
