@@ -154,12 +154,9 @@ class Task:
         half = self.config.cube_square_size / 2
         centre = np.asarray(self.config.cube_square_center)
         xy = centre + rng.uniform(-half, half, (n, 2))
-        for _ in range(100):  # redraw the few that land under the start pose's jaws
-            inside = under_start_jaws(xy, self.keep_out_m)
-            if not inside.any():
-                break
-            xy[inside] = centre + rng.uniform(-half, half, (int(inside.sum()), 2))
-        return xy
+        return clear_of_start_jaws(
+            xy, self.keep_out_m, lambda inside: centre + rng.uniform(-half, half, (inside.sum(), 2))
+        )
 
     def sample_target_xy(self, rng: np.random.Generator, cube_xy: np.ndarray) -> np.ndarray:
         """Bin or lower-object positions in the arm frame, (n, 2); only tasks with a
@@ -207,6 +204,17 @@ def under_start_jaws(xy: np.ndarray, radius_m: float) -> np.ndarray:
         return np.zeros(len(xy), dtype=bool)
     jaws = np.asarray(robot.START_PINCH_ARM[:2])
     return np.linalg.norm(np.asarray(xy) - jaws, axis=1) < radius_m
+
+
+def clear_of_start_jaws(xy: np.ndarray, radius_m: float, redraw) -> np.ndarray:
+    """``xy`` with the positions within ``radius_m`` of the start pose's pinch point
+    replaced by ``redraw(inside_mask)``, until none is (the few that land there)."""
+    for _ in range(100):
+        inside = under_start_jaws(xy, radius_m)
+        if not inside.any():
+            break
+        xy[inside] = redraw(inside)
+    return xy
 
 
 def reach_distance(state: SimState) -> np.ndarray:

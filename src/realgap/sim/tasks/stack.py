@@ -27,9 +27,9 @@ from realgap.sim.tasks.base import (
     SimState,
     Task,
     TaskConfig,
+    clear_of_start_jaws,
     reach_distance,
     toppled,
-    under_start_jaws,
 )
 from realgap.sim.tasks.place_cube import beside
 
@@ -79,13 +79,11 @@ class StackCube(Task):
     """As ``keep_out_m``, for the lower object."""
 
     def sample_target_xy(self, rng: np.random.Generator, cube_xy: np.ndarray) -> np.ndarray:
-        xy = beside(rng, cube_xy, self.config.base_distance_m)
-        for _ in range(100):  # redraw the few that land under the start pose's jaws
-            inside = under_start_jaws(xy, self.target_keep_out_m)
-            if not inside.any():
-                break
-            xy[inside] = beside(rng, cube_xy[inside], self.config.base_distance_m)
-        return xy
+        distance = self.config.base_distance_m
+        xy = beside(rng, cube_xy, distance)
+        return clear_of_start_jaws(
+            xy, self.target_keep_out_m, lambda inside: beside(rng, cube_xy[inside], distance)
+        )
 
     def stack_error(self, state: SimState) -> tuple[np.ndarray, np.ndarray]:
         """Horizontal distance (n,) and height error (n,) from resting on top."""
