@@ -206,6 +206,18 @@ def under_start_jaws(xy: np.ndarray, radius_m: float) -> np.ndarray:
     return np.linalg.norm(np.asarray(xy) - jaws, axis=1) < radius_m
 
 
+class CanObject:
+    """What handling an upright can instead of the cube changes, for any task: list it
+    first among the bases (``class PickCan(CanObject, PickCube)``)."""
+
+    object_shape = "can"
+    keep_out_m: ClassVar[float] = CAN_KEEP_OUT_M
+    default_layout: ClassVar[str] = "cans"
+    grasp_near_m: ClassVar[float] = CAN_GRASP_NEAR_M
+    randomization: ClassVar[dict] = {"cube_size_scale": (0.85, 1.15)}
+    """The reference's can sizes: radius 14-19 mm, half height 25-35 mm (one scale)."""
+
+
 def clear_of_start_jaws(xy: np.ndarray, radius_m: float, redraw) -> np.ndarray:
     """``xy`` with the positions within ``radius_m`` of the start pose's pinch point
     replaced by ``redraw(inside_mask)``, until none is (the few that land there)."""

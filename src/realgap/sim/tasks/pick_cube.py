@@ -15,8 +15,7 @@ from typing import ClassVar
 import numpy as np
 
 from realgap.sim.tasks.base import (
-    CAN_GRASP_NEAR_M,
-    CAN_KEEP_OUT_M,
+    CanObject,
     SimState,
     Task,
     TaskConfig,
@@ -64,15 +63,9 @@ class PickCube(Task):
         return {**super().evaluate(state), "lifted": self.lift(state) >= self.config.lift_m}
 
 
-class PickCan(PickCube):
+class PickCan(CanObject, PickCube):
     """PickCube with an upright can: the jaws close across its diameter."""
 
     name = "PickCan"
     aliases = ("LiftCan",)
-    object_shape = "can"
-    keep_out_m: ClassVar[float] = CAN_KEEP_OUT_M
-    default_layout: ClassVar[str] = "cans"
-    grasp_near_m: ClassVar[float] = CAN_GRASP_NEAR_M
     instruction = "pick up the can"
-    randomization: ClassVar[dict] = {"cube_size_scale": (0.85, 1.15)}
-    """The reference's can sizes: radius 14-19 mm, half height 25-35 mm."""

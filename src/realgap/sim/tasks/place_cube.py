@@ -17,8 +17,7 @@ from typing import ClassVar
 import numpy as np
 
 from realgap.sim.tasks.base import (
-    CAN_GRASP_NEAR_M,
-    CAN_KEEP_OUT_M,
+    CanObject,
     SimState,
     Task,
     TaskConfig,
@@ -85,17 +84,11 @@ class PlaceCube(Task):
         return {**super().evaluate(state), "in_bin": self.in_bin(state)}
 
 
-class PlaceCan(PlaceCube):
+class PlaceCan(CanObject, PlaceCube):
     """PlaceCube with an upright can; a can on its side in the bin still counts."""
 
     name = "PlaceCan"
-    object_shape = "can"
-    keep_out_m: ClassVar[float] = CAN_KEEP_OUT_M
-    default_layout: ClassVar[str] = "cans"
-    grasp_near_m: ClassVar[float] = CAN_GRASP_NEAR_M
     instruction = "put the can in the bin"
-    randomization: ClassVar[dict] = {"cube_size_scale": (0.85, 1.15)}
-    """The reference's can sizes: radius 14-19 mm, half height 25-35 mm."""
 
 
 def beside(rng: np.random.Generator, cube_xy: np.ndarray, distance_m) -> np.ndarray:

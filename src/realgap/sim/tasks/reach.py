@@ -15,8 +15,7 @@ from typing import ClassVar
 import numpy as np
 
 from realgap.sim.tasks.base import (
-    CAN_GRASP_NEAR_M,
-    CAN_KEEP_OUT_M,
+    CanObject,
     SimState,
     Task,
     TaskConfig,
@@ -59,15 +58,9 @@ class Reach(Task):
         return {**super().evaluate(state), "near": reach_distance(state) < 0.05}
 
 
-class ReachCan(Reach):
+class ReachCan(CanObject, Reach):
     """Reach with a can (radius about 16.5 mm, half height 30 mm) instead of the cube."""
 
     name = "ReachCan"
     aliases = ()
-    object_shape = "can"
-    keep_out_m: ClassVar[float] = CAN_KEEP_OUT_M
-    default_layout: ClassVar[str] = "cans"
-    grasp_near_m: ClassVar[float] = CAN_GRASP_NEAR_M
     instruction = "bring the gripper to the can"
-    randomization: ClassVar[dict] = {"cube_size_scale": (0.85, 1.15)}
-    """The reference's can sizes: radius 14-19 mm, half height 25-35 mm."""
