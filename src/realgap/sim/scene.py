@@ -82,10 +82,9 @@ class SceneConfig:
         if min(sizes) <= 0:
             raise ConfigError("object sizes must be positive")
 
-    def object_half_height(self, shape: str | None = None) -> float:
-        """Nominal half height of the object (``shape``: the lower object's)."""
-        shape = shape or self.object_shape
-        return self.can_half_height_m if shape == "can" else self.cube_size_m / 2
+    def object_half_height(self) -> float:
+        """Nominal half height of the object."""
+        return self.can_half_height_m if self.object_shape == "can" else self.cube_size_m / 2
 
     def base_half_height(self) -> float:
         """Nominal half height of the lower object (Stack)."""
@@ -190,38 +189,63 @@ def build_spec(config: SceneConfig = SceneConfig()) -> mujoco.MjSpec:
         name="overview", pos=[0.5, -0.42, 0.32], xyaxes=[0.65, 0.76, 0, -0.33, 0.28, 0.9], fovy=45
     )
 
-    half = config.object_half_height()
-    cube = world.add_body(name=CUBE, pos=[*robot.arm_to_sim([0.2, 0.0]), half])
-    cube.add_freejoint(name=CUBE)
-    cube.add_geom(
-        name=CUBE,
-        **_shape(config.object_shape, config, config.cube_size_m),
-        mass=config.cube_mass_kg,
-        rgba=list(config.cube_rgba),
-        friction=[config.cube_friction, 0.02, 0.0002],
+    _add_free_object(
+        world,
+        CUBE,
+        config,
+        shape=config.object_shape,
+        cube_edge_m=config.cube_size_m,
+        arm_xy=[0.2, 0.0],
+        half=config.object_half_height(),
+        mass_kg=config.cube_mass_kg,
+        rgba=config.cube_rgba,
+        friction=config.cube_friction,
+    )
+    if config.with_bin:
+        _add_bin(world, config)
+    if config.stack_base:
+        _add_free_object(
+            world,
+            STACK_BASE,
+            config,
+            shape=config.stack_base,
+            cube_edge_m=config.base_cube_size_m,
+            arm_xy=[0.2, 0.12],
+            half=config.base_half_height(),
+            mass_kg=config.base_mass_kg,
+            rgba=config.base_rgba,
+            friction=config.base_friction,
+        )
+    return spec
+
+
+def _add_free_object(
+    world,
+    name: str,
+    config: SceneConfig,
+    *,
+    shape: str,
+    cube_edge_m: float,
+    arm_xy,
+    half: float,
+    mass_kg: float,
+    rgba,
+    friction: float,
+) -> None:
+    """A free body (the object, or Stack's lower object) resting on the desk at ``arm_xy``."""
+    body = world.add_body(name=name, pos=[*robot.arm_to_sim(arm_xy), half])
+    body.add_freejoint(name=name)
+    body.add_geom(
+        name=name,
+        **_shape(shape, config, cube_edge_m),
+        mass=mass_kg,
+        rgba=list(rgba),
+        friction=[friction, 0.02, 0.0002],
         condim=4,
         solref=[0.01, 1],
         contype=1,
         conaffinity=1,
     )
-    if config.with_bin:
-        _add_bin(world, config)
-    if config.stack_base:
-        base_half = config.base_half_height()
-        base = world.add_body(name=STACK_BASE, pos=[*robot.arm_to_sim([0.2, 0.12]), base_half])
-        base.add_freejoint(name=STACK_BASE)
-        base.add_geom(
-            name=STACK_BASE,
-            **_shape(config.stack_base, config, config.base_cube_size_m),
-            mass=config.base_mass_kg,
-            rgba=list(config.base_rgba),
-            friction=[config.base_friction, 0.02, 0.0002],
-            condim=4,
-            solref=[0.01, 1],
-            contype=1,
-            conaffinity=1,
-        )
-    return spec
 
 
 def _shape(shape: str, config: SceneConfig, cube_edge_m: float) -> dict:
