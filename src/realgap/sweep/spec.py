@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -268,4 +267,4 @@ def _slug(text: str) -> str:
 
 
 def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and math.isfinite(value)
+    return isinstance(value, int) and not isinstance(value, bool)
