@@ -3,16 +3,19 @@ keeps tracebacks for real bugs."""
 
 import json
 import os
+import re
 import signal
 import time
 
 import pytest
 
 from realgap.cli import main
+from realgap.cli.task_help import TASK_HELP
 from realgap.errors import ConfigError
 from realgap.policy.checkpoint import save_policy
 from realgap.policy.contract import PolicyContract
 from realgap.policy.networks import VisualPolicy
+from realgap.sim.tasks import ALIASES, TASKS
 
 CONTRACT = PolicyContract(
     task="Reach", image_size=16, control_hz=10.0, action_scale=(0.1, 0.1, 0.1, 0.1, 0.1, 0.2)
@@ -75,6 +78,11 @@ def test_an_earlier_run_is_refused_unless_resumed_or_overwritten(capsys, policy,
     refused(capsys, argv, "--resume", "--overwrite")
     assert main([*argv, "--overwrite"]) == 0
     assert main([*argv, "--resume"]) == 0
+
+
+def test_the_task_help_names_every_registered_task_and_alias():
+    named = set(re.findall(r"[A-Z][A-Za-z]+", TASK_HELP))
+    assert named == set(TASKS) | set(ALIASES)
 
 
 def test_task_names_are_case_insensitive(capsys, tmp_path):

@@ -193,3 +193,37 @@ def test_update_settings_come_from_the_recipe_args():
     assert (hyper.gamma, hyper.tau, hyper.lr, hyper.atoms) == (0.8, 0.02, 1e-3, 51)
     assert (hyper.alpha_init, hyper.policy_frequency) == (0.3, 2)
     assert (hyper.v_min, hyper.v_max) == (args.v_min, args.v_max)
+
+
+@pytest.mark.parametrize("keep_best", [True, False])
+def test_the_best_evaluated_policy_is_shipped(tmp_path, monkeypatch, keep_best):
+    scores = iter([0.9, 0.2, 0.3])
+    seen = []
+
+    def fake_evaluate(env, act, episodes, seed):
+        seen.append({k: v.clone() for k, v in act.state_dict().items()})
+        return next(scores)
+
+    shipped = {}
+
+    def recording_finish_run(run, policy, nominal, **kwargs):
+        shipped.update({k: v.clone() for k, v in policy.state_dict().items()})
+        return {"extra": kwargs["extra"]}
+
+    # The evaluation receives the policy itself, so each evaluated state is recorded.
+    monkeypatch.setattr(sac, "policy_actor", lambda policy: policy)
+    monkeypatch.setattr(sac, "evaluate", fake_evaluate)
+    monkeypatch.setattr(sac, "finish_run", recording_finish_run)
+    # 150 iterations of 8 envs, evaluated at 50 (before any update), 100 and 150.
+    args = sac.Args(out=str(tmp_path), progress=False, keep_best=keep_best, **sac.QUICK)
+    args.eval_every = 50
+    summary = sac.main(args)
+    assert len(seen) == 3
+    kept = seen[0] if keep_best else seen[-1]
+    assert all(torch.equal(shipped[k], kept[k]) for k in kept)
+    assert not all(torch.equal(seen[0][k], seen[-1][k]) for k in kept)
+    assert summary["extra"] == {
+        "kept": "best" if keep_best else "last",
+        "best_evaluation": 0.9,
+        "best_env_steps": 400,
+    }

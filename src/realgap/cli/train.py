@@ -6,6 +6,8 @@ import json
 from dataclasses import asdict, replace
 from pathlib import Path
 
+from realgap.cli.task_help import TASK_HELP
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -13,7 +15,7 @@ def register(subparsers) -> None:
         help="train a visual policy (distill: privileged teacher -> visual student; "
         "or end-to-end visual SAC)",
     )
-    parser.add_argument("task", help="task name (Reach, PickCube, PlaceCube)")
+    parser.add_argument("task", help=TASK_HELP)
     parser.add_argument(
         "--recipe",
         choices=["distill", "sac"],

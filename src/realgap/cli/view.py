@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from realgap.cli.task_help import TASK_HELP
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -11,7 +13,7 @@ def register(subparsers) -> None:
         help="save a grid of wrist images (policy resolution and enlarged) and a "
         "third-person render",
     )
-    parser.add_argument("task", help="task name (Reach, PickCube, PlaceCube)")
+    parser.add_argument("task", help=TASK_HELP)
     parser.add_argument("--out", type=Path, default=Path("frames.png"), help="output PNG")
     parser.add_argument("--episodes", type=int, default=6, help="randomized resets to show")
     parser.add_argument(

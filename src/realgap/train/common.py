@@ -71,7 +71,8 @@ def finish_run(
     extra: dict | None = None,
 ) -> dict:
     """Save the run's policy with its contract, evaluate it in the nominal sim (or the
-    twin trained for), write the run's summary and return it."""
+    twin trained for), write the run's summary and return it. ``extra`` goes into the
+    contract's metadata and the summary."""
     parameters = parameter_count(policy)
     contract = PolicyContract.for_env(nominal)
     contract = PolicyContract(
@@ -89,6 +90,7 @@ def finish_run(
         "seconds": round(time.perf_counter() - started, 1),
         "policy": str(run.policy),
         "parameters": parameters,
+        **(extra or {}),
     }
     run.write_json(runs.SUMMARY, summary)
     return summary

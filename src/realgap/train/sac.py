@@ -15,6 +15,7 @@ The defaults are for a 2-core CPU, chosen by measurement (docs/training.md);
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import asdict, dataclass, fields, replace
 
@@ -78,8 +79,13 @@ class Args:
     """Highest value on the support."""
     eval_every: int = 30
     """Evaluate every N iterations (one iteration steps every env once)."""
-    eval_episodes: int = 32
-    """Episodes per evaluation during training."""
+    eval_episodes: int = 64
+    """Episodes per evaluation during training (the same episodes every time, so
+    evaluations compare policies, not draws; 32 wobbled by +-10 points)."""
+    keep_best: bool = True
+    """Ship the best evaluated policy, not the last: SAC's success keeps moving late in
+    training (Reach, seed 1: 81-97% over its last 15k transitions). The summary's
+    success is measured on fresh episodes either way."""
     final_episodes: int = 64
     """Episodes of the final evaluation in the nominal sim (the summary's success)."""
     progress: bool = True
@@ -161,6 +167,7 @@ def main(args: Args) -> dict:
         ["env_steps", "critic_loss", "actor_loss", "alpha", "success_rate"], started
     )
     policy = agent.policy()
+    best = {"success_rate": -1.0, "env_steps": 0, "state": None}
     with Progress(disable=not args.progress, transient=True) as progress:
         bar = progress.add_task("visual SAC", total=iterations)
         for iteration in range(iterations):
@@ -190,11 +197,25 @@ def main(args: Args) -> dict:
                 row["success_rate"] = evaluate(
                     nominal, policy_actor(policy), args.eval_episodes, args.seed + 5
                 )
+                # Ties go to the later policy: it has trained longer on the same score.
+                if row["success_rate"] >= best["success_rate"]:
+                    best = {
+                        "success_rate": row["success_rate"],
+                        "env_steps": steps,
+                        "state": copy.deepcopy(policy.state_dict()),
+                    }
                 progress.update(bar, description=f"visual SAC success {row['success_rate']:.2f}")
             metrics.log(row)
             progress.update(bar, advance=1)
     metrics.close()
     env.close()
+    if args.keep_best and best["state"] is not None:
+        policy.load_state_dict(best["state"])
+    kept = {
+        "kept": "best" if args.keep_best else "last",
+        "best_evaluation": best["success_rate"],
+        "best_env_steps": best["env_steps"],
+    }
     summary = finish_run(
         run,
         policy,
@@ -204,6 +225,7 @@ def main(args: Args) -> dict:
         started=started,
         episodes=args.final_episodes,
         seed=args.seed + 11,
+        extra=kept,
     )
     nominal.close()
     return summary
