@@ -62,21 +62,25 @@ STEP = 0.25
 MIN_JAW_PIXELS = 30
 VALLEY_FLOOR_DEG = np.array([0.0, 0.5, 0.5, 0.0, 0.0])
 """Lift and elbow offsets of opposite sign move the camera mostly along its view: a
-long, flat valley. On a nominal fake arm whose frames match the twin's pixel for
-pixel, with the cube's true position given, the fit still stopped 0.5 degrees
-along it (+0.49 lift, -0.30 elbow, 16 poses): the silhouettes' coverage model and a
-point-sampled camera mask disagree by that much there. Added to those two."""
+long, flat valley. With the old, narrow pose sweep the lift offset came out up to 1.1
+degrees off (mean +0.63 over four fake arms and three sweep seeds); with the wide one
+(:data:`realgap.diagnose.recording.POSE_EXCURSION_RAD`) 0.10-0.55 over four arms and
+three sweep seeds each, still leaning the same way (mean +0.24;
+``benchmarks/bench_hand_eye.py``). Even on frames the twin rendered itself at the
+recorded joints (old sweep), the fit's minimum sat 0.45 degrees along the valley: the
+silhouettes' coverage model and a point-sampled camera mask disagree there. Added to
+those two."""
 PLACEMENT_SIGMA_M = 0.0005
 """How well a cube is set on a printed mark by hand (one standard deviation per axis)."""
 MAX_CUBE_SHIFT_PX = 1.5
 """A cube that moved more than this during the sweep invalidates the fit."""
 BLUR_SCHEDULE_PX = (3.0, 1.0)
+"""Blur (analysis pixels) of the silhouette differences in the joint fit's rounds."""
 FINE_BLUR_PX = 0.5
 RESOLUTION_FLOOR_PX = 0.3
 """What silhouettes cannot resolve however many poses: a camera's masks and the
 twin's differ at the edges by a fraction of a pixel (tone, exposure, anti-aliasing).
 The floor is this many analysis pixels of edge motion, converted to each value."""
-"""Blur (analysis pixels) of the silhouette differences in the joint fit's rounds."""
 
 
 @dataclass

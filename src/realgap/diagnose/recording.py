@@ -4,9 +4,9 @@
 same limits apply as in deployment) and stores it as one ``.npz``:
 
 1. **Pose sweep.** A still cube at a known spot; the arm visits ``poses``
-   seeded poses around the start pose (small excursions on every joint), settles,
-   and at each one stores averaged joint readings and a fresh full-resolution
-   camera frame. The camera and joint-offset diagnostics use it.
+   seeded poses around the start pose (wide on lift, elbow and wrist flex, the cube
+   always in view), settles, and at each one stores averaged joint readings and a
+   fresh full-resolution camera frame. The camera and joint-offset diagnostics use it.
 2. **Step responses.** From the start pose, each arm joint in turn steps twice by
    ``2 * step_rad`` (two commands, each below the safety layer's max step) and
    back, commanded at the control rate while the readings are sampled four times
@@ -36,8 +36,19 @@ SETTLE_S = 0.6
 """Wait at each pose before reading and capturing."""
 HOLD_WRITES = 8
 """Writes at the start pose before each joint's steps (the first hold is the reference)."""
-POSE_EXCURSION_RAD = np.array([0.30, 0.35, 0.40, 0.35, 0.40, 0.0])
-"""Largest pose-sweep excursion per joint from the start pose."""
+POSE_EXCURSION_RAD = np.array([0.60, 1.20, 1.30, 1.00, 0.40, 0.0])
+"""Largest pose-sweep excursion per joint from the start pose. Wide on lift, elbow and
+wrist flex: near one arm extension, lift and elbow offsets of opposite sign move the
+camera along its view, and only views from other extensions tell them apart. With
+excursions of 0.35 and 0.4 rad the lift offset came out up to 1.1 degrees off (mean
++0.63 over four fake arms and three seeds); with these, up to 0.55 (mean +0.24;
+docs/adapt.md)."""
+CUBE_IN_VIEW = 0.6
+"""A sweep pose must see the cube's centre within this central fraction of the view
+(of each half-width, judged in the nominal twin), so that the cube is whole in the
+frame whatever the camera's small differences."""
+CUBE_CENTRE_HEIGHT_M = 0.0125
+"""Height of the cube's centre on its mark, for the view check (a 2.5 cm cube)."""
 
 
 @dataclass
@@ -96,7 +107,8 @@ def record_calibration(
         world.place_scene(Spot("calibration", cube_xy, marked=True))
         clock.sleep(SETTLE_S)
         checks = [_view(world, arm)]
-        for pose in sweep_poses(world.task, poses, seed):
+        height, width = checks[0][1].shape[:2]
+        for pose in sweep_poses(world.task, poses, seed, cube_xy, aspect=width / height):
             arm.move_to(pose)
             clock.sleep(SETTLE_S)
             readings.append(np.mean([arm.read_positions() for _ in range(5)], axis=0))
@@ -128,26 +140,58 @@ def _view(world: World, arm: SafeArm) -> tuple[np.ndarray, np.ndarray]:
     return readings, world.camera.read_fresh(world.clock.now()).image
 
 
-def sweep_poses(task: str, count: int, seed: int) -> list[np.ndarray]:
-    """``count`` seeded poses around the start pose whose pinch point stays at least
-    ``MIN_PINCH_HEIGHT_M`` above the table in the twin: a sweep that dips toward the
-    table knocks the cube off its mark (it did, by 7 mm, on a soft-servo arm), and
-    every frame after that lies about where the cube is."""
+def sweep_poses(
+    task: str,
+    count: int,
+    seed: int,
+    cube_xy: tuple[float, float] = (0.2, 0.0),
+    aspect: float = 4 / 3,
+) -> list[np.ndarray]:
+    """``count`` seeded poses around the start pose, checked in the twin: within the
+    joint ranges, the cube's centre in the middle of the view (:data:`CUBE_IN_VIEW`;
+    ``aspect``: the camera frame's width over its height),
+    and the pinch point at least ``MIN_PINCH_HEIGHT_M`` above the table at the pose and
+    along the way there from the one before -- a sweep that dips toward the table knocks
+    the cube off its mark (it did, by 7 mm, on a soft-servo arm), and every frame after
+    that lies about where the cube is."""
     model, _ = compile_scene(make_task(task).scene_config())
     data = mujoco.MjData(model)
     qpos = joint_ids(model)["qpos"]
     pinch = model.site(robot.PINCH_SITE).id
-    rng = np.random.default_rng(seed)
-    out: list[np.ndarray] = []
-    for _ in range(200 * count):
-        pose = robot.KEYFRAMES["start"] + rng.uniform(-1, 1, 6) * POSE_EXCURSION_RAD
+    camera = model.camera(robot.WRIST_CAMERA).id
+    cube = np.array([*robot.arm_to_sim(cube_xy), CUBE_CENTRE_HEIGHT_M])
+    half_height = np.tan(np.deg2rad(model.cam_fovy[camera]) / 2) * CUBE_IN_VIEW
+    half_view = np.array([half_height * aspect, half_height])  # camera x (right), y (up)
+
+    def pinch_clear(pose: np.ndarray) -> bool:
         data.qpos[qpos] = pose
         mujoco.mj_kinematics(model, data)
-        if data.site_xpos[pinch][2] >= MIN_PINCH_HEIGHT_M:
-            out.append(pose)
-            if len(out) == count:
-                return out
-    raise ConfigError(f"found only {len(out)} sweep poses clear of the table")
+        return bool(data.site_xpos[pinch][2] >= MIN_PINCH_HEIGHT_M)
+
+    def cube_in_view() -> bool:
+        mujoco.mj_camlight(model, data)
+        local = data.cam_xmat[camera].reshape(3, 3).T @ (cube - data.cam_xpos[camera])
+        depth = -local[2]
+        return bool(depth > 0 and np.all(np.abs(local[:2]) <= half_view * depth))
+
+    low, high = robot.JOINT_RANGES[:, 0] + 0.05, robot.JOINT_RANGES[:, 1] - 0.05
+    rng = np.random.default_rng(seed)
+    out: list[np.ndarray] = []
+    previous = robot.KEYFRAMES["start"]
+    for _ in range(500 * count):
+        pose = robot.KEYFRAMES["start"] + rng.uniform(-1, 1, 6) * POSE_EXCURSION_RAD
+        if np.any(pose < low) or np.any(pose > high):
+            continue
+        if not (pinch_clear(pose) and cube_in_view()):
+            continue
+        # The arm moves there in joint space: the way must clear the table too.
+        if not all(pinch_clear(previous + t * (pose - previous)) for t in (0.25, 0.5, 0.75)):
+            continue
+        out.append(pose)
+        previous = pose
+        if len(out) == count:
+            return out
+    raise ConfigError(f"found only {len(out)} sweep poses clear of the table with the cube in view")
 
 
 STEP_CYCLES = 2

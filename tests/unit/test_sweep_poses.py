@@ -1,0 +1,54 @@
+"""The calibration's pose sweep: safe for the arm and the cube, the cube always in
+view, and wide enough on lift and elbow to tell their zero offsets apart."""
+
+import itertools
+
+import mujoco
+import numpy as np
+import pytest
+
+from realgap.diagnose.recording import CUBE_IN_VIEW, MIN_PINCH_HEIGHT_M, sweep_poses
+from realgap.sim import robot
+from realgap.sim.scene import compile_scene, joint_ids
+from realgap.sim.tasks import make_task
+from realgap.sim.twin_camera import TwinCamera
+
+SHAPE = (96, 128)
+
+
+@pytest.fixture(scope="module")
+def poses():
+    return np.array(sweep_poses("Reach", 32, seed=3, aspect=SHAPE[1] / SHAPE[0]))
+
+
+def test_every_pose_is_in_range_and_clear_of_the_table_on_the_way(poses):
+    assert poses.shape == (32, 6)
+    assert np.all(poses >= robot.JOINT_RANGES[:, 0]) and np.all(poses <= robot.JOINT_RANGES[:, 1])
+    model, _ = compile_scene(make_task("Reach").scene_config())
+    data = mujoco.MjData(model)
+    qpos, pinch = joint_ids(model)["qpos"], model.site(robot.PINCH_SITE).id
+    path = [robot.KEYFRAMES["start"], *poses]
+    for before, after in itertools.pairwise(path):
+        for t in np.linspace(0, 1, 9):
+            data.qpos[qpos] = before + t * (after - before)
+            mujoco.mj_kinematics(model, data)
+            assert data.site_xpos[pinch][2] >= MIN_PINCH_HEIGHT_M - 2e-3
+
+
+def test_the_cube_is_in_the_middle_of_every_view(poses):
+    camera = TwinCamera("Reach", SHAPE)
+    try:
+        centre = (np.array(SHAPE) - 1) / 2
+        for pose in poses:
+            offset = np.abs(camera.project_cube(pose, (0.2, 0.0)) - centre) / (np.array(SHAPE) / 2)
+            assert np.all(offset <= CUBE_IN_VIEW + 0.02), offset
+    finally:
+        camera.close()
+
+
+def test_lift_and_elbow_sweep_wide_arm_extensions(poses):
+    # Near one extension, opposite lift and elbow offsets only move the camera along its
+    # view; the old sweep's +-0.35 rad left the lift offset 0.85-1.1 degrees off.
+    start = robot.KEYFRAMES["start"]
+    assert np.ptp(poses[:, 1]) > 1.2 and np.ptp(poses[:, 2]) > 1.2
+    assert np.abs(poses[:, 1] - start[1]).max() > 0.8
