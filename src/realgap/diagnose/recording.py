@@ -47,8 +47,6 @@ CUBE_IN_VIEW = 0.6
 """A sweep pose must see the cube's centre within this central fraction of the view
 (of each half-width, judged in the nominal twin), so that the cube is whole in the
 frame whatever the camera's small differences."""
-CUBE_CENTRE_HEIGHT_M = 0.0125
-"""Height of the cube's centre on its mark, for the view check (a 2.5 cm cube)."""
 
 
 @dataclass
@@ -148,18 +146,19 @@ def sweep_poses(
     aspect: float = 4 / 3,
 ) -> list[np.ndarray]:
     """``count`` seeded poses around the start pose, checked in the twin: within the
-    joint ranges, the cube's centre in the middle of the view (:data:`CUBE_IN_VIEW`;
-    ``aspect``: the camera frame's width over its height),
-    and the pinch point at least ``MIN_PINCH_HEIGHT_M`` above the table at the pose and
-    along the way there from the one before -- a sweep that dips toward the table knocks
-    the cube off its mark (it did, by 7 mm, on a soft-servo arm), and every frame after
-    that lies about where the cube is."""
-    model, _ = compile_scene(make_task(task).scene_config())
+    joint ranges; the object's centre in the middle of the view (:data:`CUBE_IN_VIEW`;
+    ``aspect`` is the camera frame's width over its height); and the pinch point at
+    least ``MIN_PINCH_HEIGHT_M`` above the table at the pose and on the way there from
+    the one before -- a sweep that dips toward the table knocks the cube off its mark
+    (it did, by 7 mm, on a soft-servo arm), and every frame after that lies about where
+    the cube is."""
+    scene = make_task(task).scene_config()
+    model, _ = compile_scene(scene)
     data = mujoco.MjData(model)
     qpos = joint_ids(model)["qpos"]
     pinch = model.site(robot.PINCH_SITE).id
     camera = model.camera(robot.WRIST_CAMERA).id
-    cube = np.array([*robot.arm_to_sim(cube_xy), CUBE_CENTRE_HEIGHT_M])
+    cube = np.array([*robot.arm_to_sim(cube_xy), scene.object_half_height()])
     half_height = np.tan(np.deg2rad(model.cam_fovy[camera]) / 2) * CUBE_IN_VIEW
     half_view = np.array([half_height * aspect, half_height])  # camera x (right), y (up)
 
