@@ -26,6 +26,7 @@ from realgap.bridge.safety import SafeArm
 from realgap.bridge.worlds import Spot, World, at_start_pose
 from realgap.errors import ConfigError
 from realgap.sim import robot
+from realgap.sim.failures import cube_in_view
 from realgap.sim.scene import compile_scene, joint_ids
 from realgap.sim.tasks import make_task
 
@@ -158,20 +159,27 @@ def sweep_poses(
     qpos = joint_ids(model)["qpos"]
     pinch = model.site(robot.PINCH_SITE).id
     camera = model.camera(robot.WRIST_CAMERA).id
-    cube = np.array([*robot.arm_to_sim(cube_xy), scene.object_half_height()])
-    half_height = np.tan(np.deg2rad(model.cam_fovy[camera]) / 2) * CUBE_IN_VIEW
-    half_view = np.array([half_height * aspect, half_height])  # camera x (right), y (up)
+    cube = np.array([[*robot.arm_to_sim(cube_xy), scene.object_half_height()]])
 
     def pinch_clear(pose: np.ndarray) -> bool:
         data.qpos[qpos] = pose
         mujoco.mj_kinematics(model, data)
         return bool(data.site_xpos[pinch][2] >= MIN_PINCH_HEIGHT_M)
 
-    def cube_in_view() -> bool:
-        mujoco.mj_camlight(model, data)
-        local = data.cam_xmat[camera].reshape(3, 3).T @ (cube - data.cam_xpos[camera])
-        depth = -local[2]
-        return bool(depth > 0 and np.all(np.abs(local[:2]) <= half_view * depth))
+    def object_in_view(pose: np.ndarray) -> bool:
+        data.qpos[qpos] = pose
+        mujoco.mj_kinematics(model, data)
+        mujoco.mj_camlight(model, data)  # camera poses are computed here
+        return bool(
+            cube_in_view(
+                cube,
+                data.cam_xpos[camera][None],
+                data.cam_xmat[camera][None],
+                model.cam_fovy[camera],
+                fraction=CUBE_IN_VIEW,
+                aspect=aspect,
+            )[0]
+        )
 
     low, high = robot.JOINT_RANGES[:, 0] + 0.05, robot.JOINT_RANGES[:, 1] - 0.05
     rng = np.random.default_rng(seed)
@@ -181,7 +189,7 @@ def sweep_poses(
         pose = robot.KEYFRAMES["start"] + rng.uniform(-1, 1, 6) * POSE_EXCURSION_RAD
         if np.any(pose < low) or np.any(pose > high):
             continue
-        if not (pinch_clear(pose) and cube_in_view()):
+        if not (pinch_clear(pose) and object_in_view(pose)):
             continue
         # The arm moves there in joint space: the way must clear the table too.
         if not all(pinch_clear(previous + t * (pose - previous)) for t in (0.25, 0.5, 0.75)):

@@ -27,16 +27,22 @@ REASONS = (
 )
 
 
-def cube_in_view(cube_pos, cam_pos, cam_mat, fovy_deg: float) -> np.ndarray:
-    """Whether each cube centre (n, 3) is inside the square wrist view (MuJoCo
-    cameras look along their -z axis; ``cam_mat`` is (n, 9) row-major)."""
+def cube_in_view(
+    cube_pos, cam_pos, cam_mat, fovy_deg: float, *, fraction: float = 1.0, aspect: float = 1.0
+) -> np.ndarray:
+    """Whether each cube centre (n, 3) is inside the wrist view (MuJoCo cameras look
+    along their -z axis; ``cam_mat`` is (n, 9) row-major): the policy's square view by
+    default, or a frame ``aspect`` times as wide as it is high, and only its central
+    ``fraction`` of each half-width."""
     mat = np.asarray(cam_mat).reshape(-1, 3, 3)
     relative = np.asarray(cube_pos) - np.asarray(cam_pos)
     local = np.einsum("nij,ni->nj", mat, relative)  # coordinates along the camera axes
     depth = -local[:, 2]
-    half = np.tan(np.deg2rad(fovy_deg) / 2)
+    half = np.tan(np.deg2rad(fovy_deg) / 2) * fraction
     with np.errstate(divide="ignore", invalid="ignore"):
-        inside = (np.abs(local[:, 0]) <= half * depth) & (np.abs(local[:, 1]) <= half * depth)
+        inside = (np.abs(local[:, 0]) <= half * aspect * depth) & (
+            np.abs(local[:, 1]) <= half * depth
+        )
     return (depth > 0) & inside
 
 
