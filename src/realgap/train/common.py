@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -56,6 +57,27 @@ def policy_actor(policy: nn.Module):
             return policy(torch.from_numpy(obs["image"]), torch.from_numpy(obs["state"])).numpy()
 
     return act
+
+
+class BestSnapshot:
+    """The best evaluated weights so far. Success wobbles between evaluations (PPO
+    teachers, DAgger students, SAC), so a run ships its best, not its last.
+    ``later_wins_ties``: a tie replaces the kept weights (they trained longer)."""
+
+    def __init__(self, module: nn.Module, later_wins_ties: bool = False):
+        self.score = -1.0
+        self.state = copy.deepcopy(module.state_dict())
+        self.later_wins_ties = later_wins_ties
+
+    def offer(self, score: float, module: nn.Module) -> bool:
+        """Keep ``module``'s weights if ``score`` is the best yet; returns whether kept."""
+        if score > self.score or (self.later_wins_ties and score == self.score):
+            self.score, self.state = score, copy.deepcopy(module.state_dict())
+            return True
+        return False
+
+    def restore(self, module: nn.Module) -> None:
+        module.load_state_dict(self.state)
 
 
 def finish_run(

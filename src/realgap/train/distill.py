@@ -15,7 +15,6 @@ Read top to bottom:
 
 from __future__ import annotations
 
-import copy
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -32,7 +31,13 @@ from realgap.runs import RunFolder
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.scripted import ScriptedController
 from realgap.sim.tasks import make_task
-from realgap.train.common import evaluate, finish_run, policy_actor, training_worlds
+from realgap.train.common import (
+    BestSnapshot,
+    evaluate,
+    finish_run,
+    policy_actor,
+    training_worlds,
+)
 
 
 @dataclass
@@ -176,7 +181,7 @@ def train_teacher(args: Args, log, deadline: float = float("inf")) -> StateTeach
         )
 
     # PPO's success rate wobbles between evaluations; keep the best evaluated teacher.
-    best = (-1.0, copy.deepcopy(teacher.state_dict()))
+    best = BestSnapshot(teacher)
     with Progress(disable=not args.progress, transient=True) as progress:
         bar = progress.add_task("teacher (PPO)", total=updates)
         for update in range(updates):
@@ -243,8 +248,7 @@ def train_teacher(args: Args, log, deadline: float = float("inf")) -> StateTeach
             }
             if (update + 1) % args.eval_every == 0 or update + 1 == updates:
                 row["success_rate"] = success_rate()
-                if row["success_rate"] > best[0]:
-                    best = (row["success_rate"], copy.deepcopy(teacher.state_dict()))
+                best.offer(row["success_rate"], teacher)
             log(row)
             progress.update(
                 bar, advance=1, description=f"teacher (PPO) success {row.get('success_rate', '-')}"
@@ -252,8 +256,8 @@ def train_teacher(args: Args, log, deadline: float = float("inf")) -> StateTeach
             if time.perf_counter() > deadline:
                 log({"phase": "teacher_budget_spent", "update": update + 1})
                 break
-    teacher.load_state_dict(best[1])
-    log({"phase": "teacher_best", "success_rate": best[0]})
+    best.restore(teacher)
+    log({"phase": "teacher_best", "success_rate": best.score})
     env.close()
     eval_env.close()
     return teacher
@@ -287,7 +291,7 @@ def train_student(
     optimizer = torch.optim.Adam(student.parameters(), lr=args.student_lr)
     # Like PPO's, the student's success wobbles between rounds (PickCube: 94% at round
     # 12, 69% at 16): keep the best evaluated student.
-    best = (-1.0, copy.deepcopy(student.state_dict()))
+    best = BestSnapshot(student)
     images, states, labels = [], [], []
     obs, _ = env.reset(seed=args.seed + 2)
     nominal = BatchedEnv(args.task, 32, twin=twin, render=True, seed=args.seed + 3)
@@ -330,8 +334,7 @@ def train_student(
                 act = policy_actor(student)
                 success = evaluate(nominal, act, args.eval_episodes, args.seed + 9)
                 row["success_rate"] = success
-                if success > best[0]:
-                    best = (success, copy.deepcopy(student.state_dict()))
+                best.offer(success, student)
                 progress.update(bar, description=f"student (DAgger) success {success:.2f}")
             log(row)
             progress.update(bar, advance=1)
@@ -339,8 +342,8 @@ def train_student(
                 log({"phase": "student_budget_spent", "update": round_index + 1})
                 break
     env.close()
-    student.load_state_dict(best[1])
-    log({"phase": "student_best", "success_rate": best[0]})
+    best.restore(student)
+    log({"phase": "student_best", "success_rate": best.score})
     return student, nominal
 
 

@@ -15,7 +15,6 @@ The defaults are for a 2-core CPU, chosen by measurement (docs/training.md);
 
 from __future__ import annotations
 
-import copy
 import time
 from dataclasses import asdict, dataclass, fields, replace
 
@@ -26,7 +25,13 @@ from rich.progress import Progress
 from realgap.errors import ConfigError
 from realgap.runs import RunFolder
 from realgap.sim.batched_env import BatchedEnv
-from realgap.train.common import evaluate, finish_run, policy_actor, training_worlds
+from realgap.train.common import (
+    BestSnapshot,
+    evaluate,
+    finish_run,
+    policy_actor,
+    training_worlds,
+)
 from realgap.train.sac_agent import Replay, SacAgent, SacHyper
 
 
@@ -168,7 +173,7 @@ def main(args: Args) -> dict:
         ["env_steps", "critic_loss", "actor_loss", "alpha", "success_rate"], started
     )
     policy = agent.policy()
-    best = {"success_rate": -1.0, "env_steps": 0, "state": None}
+    best, best_env_steps = BestSnapshot(policy, later_wins_ties=True), 0
     with Progress(disable=not args.progress, transient=True) as progress:
         bar = progress.add_task("visual SAC", total=iterations)
         for iteration in range(iterations):
@@ -198,24 +203,19 @@ def main(args: Args) -> dict:
                 row["success_rate"] = evaluate(
                     nominal, policy_actor(policy), args.eval_episodes, args.seed + 5
                 )
-                # Ties go to the later policy: it has trained longer on the same score.
-                if row["success_rate"] >= best["success_rate"]:
-                    best = {
-                        "success_rate": row["success_rate"],
-                        "env_steps": steps,
-                        "state": copy.deepcopy(policy.state_dict()),
-                    }
+                if best.offer(row["success_rate"], policy):
+                    best_env_steps = steps
                 progress.update(bar, description=f"visual SAC success {row['success_rate']:.2f}")
             metrics.log(row)
             progress.update(bar, advance=1)
     metrics.close()
     env.close()
-    if args.keep_best and best["state"] is not None:
-        policy.load_state_dict(best["state"])
+    if args.keep_best:
+        best.restore(policy)
     kept = {
         "kept": "best" if args.keep_best else "last",
-        "best_evaluation": best["success_rate"],
-        "best_env_steps": best["env_steps"],
+        "best_evaluation": best.score,
+        "best_env_steps": best_env_steps,
     }
     summary = finish_run(
         run,
