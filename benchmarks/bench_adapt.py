@@ -1,7 +1,7 @@
 """Benchmark: does `realgap adapt` close the gap on fake arms it was not tuned to?
 
 Usage: python benchmarks/bench_adapt.py POLICY [--profiles reference_pitfalls ...]
-       [--trials 39] [--budget 10] [--out runs/bench_adapt]
+       [--trials 39] [--budget 10] [--rig rig.toml] [--out runs/bench_adapt]
 
 For each fake arm: the whole adapt run (record, hand-eye calibration, retrain in the
 arm's twin with the budget, matched before/after). Prints success inside the training
@@ -24,6 +24,7 @@ def main() -> None:
     parser.add_argument("--profiles", nargs="+", default=["reference_pitfalls", "workbench_so101"])
     parser.add_argument("--trials", type=int, default=39)
     parser.add_argument("--budget", type=float, default=10.0, help="minutes")
+    parser.add_argument("--rig", type=Path, help="rig.toml: the weighed cube (docs/adapt.md)")
     parser.add_argument("--out", type=Path, default=Path("runs/bench_adapt"))
     args = parser.parse_args()
 
@@ -41,6 +42,7 @@ def main() -> None:
             out=args.out / name,
             trials=args.trials,
             budget_s=args.budget * 60,
+            rig=args.rig,
             attribute=False,
         )
         summary = run_adapt(config, lambda task, n=name: open_fake_world(task, n))

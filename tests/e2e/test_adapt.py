@@ -2,17 +2,22 @@
 start), matched before/after evaluation, report section; and its refusals."""
 
 import json
+from dataclasses import replace
 
 import pytest
 import torch
 
-from realgap.adapt.run import physics_changed
+from realgap.adapt.run import AdaptConfig, physics_changed, retrain_args
+from realgap.bridge.profile import load_profile, shipped_profiles
 from realgap.cli import main
 from realgap.policy.checkpoint import load_policy, save_policy
 from realgap.policy.contract import PolicyContract
 from realgap.policy.networks import VisualPolicy
+from realgap.runs import RunFolder
 from realgap.sim.calibration import Calibration
+from realgap.train import distill
 
+BACK_EDGE = [-0.0388353, 0.0]
 CONTRACT = PolicyContract(
     task="Reach", image_size=16, control_hz=10.0, action_scale=(0.1, 0.1, 0.1, 0.1, 0.1, 0.2)
 )
@@ -24,7 +29,13 @@ def adapted(tmp_path_factory):
     torch.manual_seed(0)
     policy = save_policy(folder / "run" / "policy", VisualPolicy(), CONTRACT)
     out = folder / "adapted"
-    argv = ["adapt", str(policy), "--world", "fake", "--profile", "typical_so101"]
+    # typical_so101 with an operator who measures from the base's back edge.
+    typical = shipped_profiles()["typical_so101"].read_text()
+    profile = folder / "typical_back_edge.toml"
+    typical = typical.replace('name = "typical_so101"', 'name = "typical_back_edge"')
+    profile.write_text(typical.replace("offset_xy_m = [0.0, 0.0]", f"offset_xy_m = {BACK_EDGE}"))
+    assert load_profile(profile).twin.placement.offset_xy_m == tuple(BACK_EDGE)
+    argv = ["adapt", str(policy), "--world", "fake", "--profile", str(profile)]
     assert main([*argv, "--out", str(out), "--quick"]) == 0
     return policy, out
 
@@ -33,8 +44,10 @@ def test_adapt_writes_calibration_policy_before_after_and_report(adapted):
     policy, out = adapted
     summary = json.loads((out / "adapt.json").read_text())
     assert summary["before"]["trials"] == summary["after"]["trials"] > 0
-    assert summary["world"].startswith("fake:typical_so101")
-    assert summary["placement_check"]["flagged"] is False  # its operator measures from the axis
+    assert summary["world"].startswith("fake:typical_back_edge")
+    # The operator's offset was found, and the arm's twin places objects where they land.
+    assert summary["placement_check"]["flagged"] is True
+    assert "placement.offset_xy_m" in summary["physics_changed"]
     low, high = summary["gain"]["ci95"]
     assert low <= summary["gain"]["gap"] <= high
     # The arm was measured and the twin trained in was built from it.
@@ -43,6 +56,9 @@ def test_adapt_writes_calibration_policy_before_after_and_report(adapted):
     assert calibration.values["servo.latency_steps"] == 1
     seen = Calibration.load(out / "training_calibration.json")
     assert seen.values["joints.zero_offset_deg"] == [0.0] * 6
+    for measured in (calibration, seen):
+        offset = measured.values["placement.offset_xy_m"]
+        assert abs(offset[0] - BACK_EDGE[0]) < 0.006 and abs(offset[1]) < 0.006
     config = json.loads((out / "train" / "config.json").read_text())
     assert config["init_student"] == str(policy) and config["twin"].endswith(".json")
     # A warm start, not a fresh network: the adapted weights moved from the old ones.
@@ -51,8 +67,8 @@ def test_adapt_writes_calibration_policy_before_after_and_report(adapted):
     assert any(
         not torch.equal(a, b) for a, b in zip(new.state_dict().values(), old.state_dict().values())
     )
-    assert (out / "before" / "eval_fake_typical_so101.json").exists()
-    assert (out / "after" / "eval_fake_typical_so101_calibrated.json").exists()
+    assert (out / "before" / "eval_fake_typical_back_edge.json").exists()
+    assert (out / "after" / "eval_fake_typical_back_edge_calibrated.json").exists()
     page = (out / "report.html").read_text()
     assert "Closing the gap" in page and "Newcombe" in page
 
@@ -71,6 +87,11 @@ def test_physics_changed_names_only_differences_beyond_their_uncertainty():
     calibration.measure("servo.latency_steps", 2, 0.0)
     calibration.measure("camera.exposure_scale", 1.5)  # a camera change: not physics
     assert physics_changed(calibration) == ["servo.latency_steps"]
+    # Where objects land changes the teacher's world too; judged axis by axis.
+    calibration.measure("placement.offset_xy_m", [0.001, 0.0], [0.001, 0.001])
+    assert physics_changed(calibration) == ["servo.latency_steps"]
+    calibration.measure("placement.offset_xy_m", [-0.036, 0.001], [0.001, 0.001])
+    assert physics_changed(calibration) == ["servo.latency_steps", "placement.offset_xy_m"]
 
 
 def test_adapt_refuses_a_bad_rig_file_before_the_arm_moves(tmp_path, capsys):
@@ -82,3 +103,14 @@ def test_adapt_refuses_a_bad_rig_file_before_the_arm_moves(tmp_path, capsys):
     assert main(argv) == 2
     assert "come from the calibration recording" in capsys.readouterr().err
     assert not (out / "recording.npz").exists()
+
+
+def test_retraining_is_ended_by_the_budget_not_the_task_round_count(tmp_path):
+    """PickCube trains from scratch in 16 DAgger rounds (about 2 minutes); adapt's budget
+    (10 minutes) must be what ends retraining, or most of it goes unused."""
+    config = AdaptConfig(policy=tmp_path / "policy", out=tmp_path / "adapted")
+    run = RunFolder(config.out)
+    args = retrain_args(config, "PickCube", run, [])
+    assert args.dagger_rounds >= 1000 and args.time_budget_s == 600.0
+    quick = retrain_args(replace(config, quick=True), "PickCube", run, [])
+    assert quick.dagger_rounds == distill.QUICK["dagger_rounds"]

@@ -6,16 +6,20 @@ The reference write-up's own next steps, end to end:
 2. **Calibrate**: joint offsets and the camera mount together (hand-eye), tone,
    background, servos -- each with a standard deviation -- plus what images cannot
    tell (cube mass, size, friction) from the user's ``rig.toml``.
-3. **Build the arm's twin** and a randomization centred on it, widths from the
+3. **Build the arm's twin**: the old policy runs the matched evaluation on the arm
+   first, and its first frames feed the placement check; an operator whose positions
+   are consistently off becomes part of the twin (``placement.offset_xy_m``) unless
+   told only to report it. Then a randomization centred on the twin, widths from the
    uncertainties (:meth:`DomainRandomization.around`). The bridge will apply the
    measured joint offsets, so the policy trains with only their *residual* (zero,
    randomized within the uncertainty), as it will see them through the bridge.
 4. **Retrain** in that twin: the student warm-starts from the user's policy; the
-   privileged teacher (it sees no image) is reused as is when the physics matches
-   what it was trained in, and fine-tuned when it does not. Bounded by a budget.
-5. **Prove it**: matched evaluation of the old policy (as it ran before) and the new
-   one (with the calibrated bridge) on the arm, same layout and spots; the placement
-   check first; Wilson intervals and a Newcombe interval on the improvement.
+   privileged teacher (it sees no image) is reused as is when its world (physics,
+   placement) matches what it was trained in, and fine-tuned when it does not.
+   Bounded by a budget.
+5. **Prove it**: the new policy (with the calibrated bridge) on the arm, same layout
+   and spots as the old one; Wilson intervals and a Newcombe interval on the
+   improvement, and the twin's own prediction.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+import numpy as np
 from rich.console import Console
 from rich.progress import Progress
 
@@ -40,15 +45,16 @@ from realgap.errors import ConfigError, RealgapStop
 from realgap.eval.layout import load_layout
 from realgap.eval.matched import episode_rows, evaluate
 from realgap.eval.placement import placement_check
-from realgap.eval.stats import difference
+from realgap.eval.stats import Z95, difference
 from realgap.policy.folder import load_contract
 from realgap.report.html import build_report
 from realgap.runs import RunFolder, claim
 from realgap.sim.calibration import Calibration
 from realgap.train import distill
 
-PHYSICS_SECTIONS = ("cube", "fingers", "servo", "control")
-"""What the privileged teacher feels; a camera change does not touch it."""
+TEACHER_SECTIONS = ("cube", "fingers", "servo", "control", "placement")
+"""What the privileged teacher's world is made of (physics, and where objects land); a
+camera change does not touch it."""
 RETRAIN_TEACHER_STEPS = 100_000
 """PPO steps to fine-tune a reused teacher when the arm's physics differ."""
 
@@ -76,9 +82,16 @@ class AdaptConfig:
     """A tiny run for smoke tests: minimal training and few episodes."""
     attribute: bool = True
     """Also attribute the old policy's gap to each measured difference (in the twin)."""
+    follow_placement: bool = True
+    """When the placement check finds the operator's positions consistently off, build
+    the arm's twin with objects where they actually land (``placement.offset_xy_m``),
+    so the retrained policy works where the cubes will be. False: only report it."""
     seed: int = 0
 
 
+RETRAIN_ROUNDS = 1_000
+"""DAgger rounds to allow when retraining: the budget, not the task's from-scratch round
+count, ends it (PickCube's 16 rounds take about 2 of the default 10 minutes)."""
 QUICK_TRIALS = 13  # one per spot of the default layout
 QUICK_BUDGET_S = 60.0
 DEFAULT_POSES, QUICK_POSES = 32, 16
@@ -143,32 +156,14 @@ def run_adapt(
     console.print(_calibration_lines(calibration))
     tick = lap("calibrate", tick)
 
-    console.rule("3/5 the arm's twin and a randomization around it")
-    seen = calibration.through_bridge()
-    seen.save(run.file("training_calibration.json"))
-    physics = physics_changed(calibration)
-    console.print("physics differ from the teacher's twin in: " + (", ".join(physics) or "nothing"))
-
-    console.rule("4/5 retrain in the arm's twin (warm start)")
-    args = _retrain_args(config, task, run, physics)
-    console.print(
-        f"teacher: {_teacher_plan(args)}; student from {config.policy}; "
-        f"budget {args.time_budget_s:.0f} s"
-    )
-    trained = distill.main(args)
-    new_policy = Path(args.out) / "policy"
-    tick = lap("retrain", tick)
-
-    console.rule("5/5 matched evaluation on the arm: old policy vs adapted")
+    console.rule("3/5 the arm's twin: the old policy on the arm, where objects land")
     layout = load_layout(config.layout)
     results = {}
-    for name, policy, calib in (
-        ("before", config.policy, None),
-        ("after", new_policy, calibration),
-    ):
+
+    def on_arm(name: str, policy: Path, calib: Calibration | None) -> dict:
         with Progress(transient=True, console=console) as progress:
             bar = progress.add_task(f"{name}: {policy}", total=trials)
-            results[name] = evaluate(
+            return evaluate(
                 policy,
                 config.world,
                 layout,
@@ -177,10 +172,12 @@ def run_adapt(
                 deploy_config=deploy_config,
                 seed=config.seed,
                 out=run.file(name),
-                progress=lambda n, bar=bar, progress=progress: progress.update(bar, advance=n),
+                progress=lambda n: progress.update(bar, advance=n),
                 calibration=calib,
                 earlier="overwrite",  # this command owns its folder
             )
+
+    results["before"] = on_arm("before", config.policy, None)
     # Before any result: is the cube where the layout says? Judged with the measured
     # camera mount and joint offsets (uncalibrated, a moved camera looks like a moved cube).
     spots = [spot for _, spot in episode_rows(layout.for_task(task), trials)]
@@ -193,10 +190,37 @@ def run_adapt(
     )
     if placement.get("flagged"):
         console.print(f"[bold red]placement check: {placement['note']}[/]")
+        if config.follow_placement:
+            offset_m, sigma_m = placement_offset(placement)
+            calibration.measure("placement.offset_xy_m", offset_m, sigma_m)
+            calibration.save(run.file("calibration.json"))
+            console.print(
+                "the arm's twin places objects where this operator does "
+                f"({offset_m[0] * 100:+.1f} cm forward, {offset_m[1] * 100:+.1f} cm left); "
+                "measuring from the rotation axis removes the need"
+            )
     else:
         console.print(
             f"placement check: {placement.get('note') or 'the cube is where the layout says'}"
         )
+    seen = calibration.through_bridge()
+    seen.save(run.file("training_calibration.json"))
+    physics = physics_changed(calibration)
+    console.print("the teacher's world differs in: " + (", ".join(physics) or "nothing"))
+    tick = lap("before", tick)
+
+    console.rule("4/5 retrain in the arm's twin (warm start)")
+    args = retrain_args(config, task, run, physics)
+    console.print(
+        f"teacher: {_teacher_plan(args)}; student from {config.policy}; "
+        f"budget {args.time_budget_s:.0f} s"
+    )
+    trained = distill.main(args)
+    new_policy = Path(args.out) / "policy"
+    tick = lap("retrain", tick)
+
+    console.rule("5/5 matched evaluation on the arm: the adapted policy, same spots")
+    results["after"] = on_arm("after", new_policy, calibration)
     # What the arm's twin predicted for the adapted policy, on the same layout.
     results["twin"] = evaluate(
         new_policy,
@@ -243,22 +267,34 @@ def run_adapt(
 
 
 def physics_changed(calibration: Calibration, sigmas: float = 2.0) -> list[str]:
-    """Measured physics values that differ from the nominal twin by more than ``sigmas``
-    standard deviations (or at all, where none was given)."""
+    """Measured values of the teacher's world (physics, placement) that differ from the
+    nominal twin by more than ``sigmas`` standard deviations (or at all, where none was
+    given)."""
     nominal = Calibration().twin()
     changed = []
     for key, value in calibration.values.items():
         section, name = key.split(".", 1)
-        if section not in PHYSICS_SECTIONS:
+        if section not in TEACHER_SECTIONS:
             continue
-        default = getattr(getattr(nominal, section), name)
-        sigma = calibration.uncertainty.get(key, 0.0)
-        if abs(float(value) - float(default)) > max(sigmas * float(sigma), 1e-9):
+        default = np.asarray(getattr(getattr(nominal, section), name), dtype=float)
+        sigma = np.asarray(calibration.uncertainty.get(key, 0.0), dtype=float)
+        if np.any(
+            np.abs(np.asarray(value, dtype=float) - default) > np.maximum(sigmas * sigma, 1e-9)
+        ):
             changed.append(key)
     return changed
 
 
-def _retrain_args(config: AdaptConfig, task: str, run: RunFolder, physics: list[str]):
+def placement_offset(check: dict) -> tuple[list[float], list[float]]:
+    """The placement check's mean offset and its standard error, metres, arm frame."""
+    mean = np.asarray(check["mean_offset_cm"], dtype=float) / 100
+    low, high = (np.asarray(bound, dtype=float) / 100 for bound in zip(*check["ci95_cm"]))
+    return mean.tolist(), ((high - low) / (2 * Z95)).tolist()
+
+
+def retrain_args(config: AdaptConfig, task: str, run: RunFolder, physics: list[str]):
+    """The distill ``Args`` that retrain ``task`` in the arm's twin: the task's own
+    defaults, warm-started, the teacher reused or fine-tuned, ended by the budget."""
     teacher = _teacher_of(Path(config.policy))
     overrides = {
         "out": str(run.file("train")),
@@ -271,6 +307,7 @@ def _retrain_args(config: AdaptConfig, task: str, run: RunFolder, physics: list[
         overrides["init_teacher"] = str(teacher)
         overrides["teacher_steps"] = RETRAIN_TEACHER_STEPS if physics else 0
     args = distill.args_for_task(task, **overrides)
+    args = replace(args, dagger_rounds=max(args.dagger_rounds, RETRAIN_ROUNDS))
     if args.teacher != "ppo":
         # A scripted teacher reads the true state: nothing to reuse or fine-tune.
         args = replace(args, init_teacher=None)

@@ -28,15 +28,22 @@ def adapt_section(summary: dict, attribution: dict | None = None) -> str:
     placement = summary.get("placement_check") or {}
     warning = ""
     if placement.get("flagged"):
-        warning = f"<p class='bad'>Placement check: {html.escape(placement['note'])}</p>"
+        warning = f"<p class='bad'>Placement check: {html.escape(placement['note'])}"
+        if "placement.offset_xy_m" in values:
+            warning += (
+                " The arm's twin was built with objects where they actually land "
+                "(<code>placement.offset_xy_m</code> below), so the adapted policy trained "
+                "for this operator's positions."
+            )
+        warning += "</p>"
     changed = ", ".join(summary["physics_changed"]) or "nothing"
     return f"""
 <h2>Closing the gap</h2>
 {warning}
 <p class="note">{html.escape(summary["policy"])} was adapted to this arm by
 <code>realgap adapt</code>: calibration recording, hand-eye calibration, retraining in the
-arm's twin (warm start; physics changed: {html.escape(changed)}), then the same layout and
-spots for both policies. In-distribution spots; Wilson 95% intervals.</p>
+arm's twin (warm start; the teacher's world changed in: {html.escape(changed)}), then the
+same layout and spots for both policies. In-distribution spots; Wilson 95% intervals.</p>
 <table><tr><th>policy and world</th><th>success</th></tr>{rows}</table>
 <p>Improvement on the arm: <b>{gain["gap"]:+.0%}</b> (Newcombe 95%
 {gain["ci95"][0]:+.0%} to {gain["ci95"][1]:+.0%}). Twin minus arm after adapting:

@@ -190,14 +190,14 @@ class FakeWorld:
     # -- the operator ------------------------------------------------------------------
     def place_objects(self, cube_xy, target_xy=None, yaw: float = 0.0, marked=False) -> None:
         """Put the object (and the bin or lower object) where the operator *thinks* the
-        layout says: positions are measured from the profile's origin, not necessarily
-        the rotation axis -- unless ``marked``: a printed mat aligned to the base needs
-        no tape measure."""
+        layout says: off by the profile's placement offset (measuring from the base's
+        back edge instead of the rotation axis, say) -- unless ``marked``: a printed
+        mat aligned to the base needs no tape measure."""
         with self.lock:
             self.advance()
-            origin = (
-                robot.PAN_AXIS_XY if marked else np.asarray(self.profile.hardware.origin_offset_m)
-            )
+            origin = np.asarray(robot.PAN_AXIS_XY, dtype=float)
+            if not marked:
+                origin = origin + np.asarray(self.profile.twin.placement.offset_xy_m)
             cube = self.data.qpos[self._cube_qadr : self._cube_qadr + 7]
             cube[:3] = [*(origin + np.asarray(cube_xy, dtype=float)), self.cube_half]
             cube[3:] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]

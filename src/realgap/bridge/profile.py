@@ -3,15 +3,15 @@
 A profile is a :class:`~realgap.sim.twin.TwinParams` (everything a twin can
 model: cube, fingers, joints, servos, camera, light, control rate) plus the
 hardware behaviours a twin does not have: servos whose stored goal reads 0 after
-power-up, a camera that powers up auto-exposing, an operator who measures cube
-positions from the wrong point, and how fast the servos heat. In TOML every
+power-up, a camera that powers up auto-exposing, and how fast the servos heat. (An
+operator who measures cube positions from the wrong point is the twin's
+``[placement] offset_xy_m``: an adapted twin measures and models it.) In TOML every
 section and key is optional and defaults to the nominal twin, so an empty file is
 the nominal sim behind the bridge. The twin's sections (see
 :mod:`realgap.sim.twin`) take these hardware keys beside their own::
 
     [servo]   power_up_goal_zero
     [camera]  auto_exposure
-    [world]   origin_offset_m (2)
     [thermal] heating_c_per_nm2_s, cooling_per_s
 
 Unknown sections or keys, wrong types and out-of-range values raise
@@ -50,10 +50,6 @@ class HardwareBehaviour:
     camera_auto_exposure: bool = False
     """The camera powers up with auto-exposure on (it brightens a dark scene) and
     forgets a lock when unplugged."""
-    origin_offset_m: tuple[float, float] = tuple(float(v) for v in robot.PAN_AXIS_XY)
-    """Where the operator measures positions from, in the sim frame. Nominal: the
-    rotation axis, as layouts say; ``[0, 0]`` reproduces measuring from the base's
-    back edge (3.9 cm behind the axis)."""
     heating_c_per_nm2_s: float = 0.017
     """Temperature rise per (N*m)^2 per second. Not measured on an STS3215: chosen so
     that a servo stalled at 3 N*m climbs ~9 C a minute and settles at its 70 C
@@ -65,13 +61,12 @@ class HardwareBehaviour:
 HARDWARE_KEYS = {
     ("servo", "power_up_goal_zero"): "power_up_goal_zero",
     ("camera", "auto_exposure"): "camera_auto_exposure",
-    ("world", "origin_offset_m"): "origin_offset_m",
     ("thermal", "heating_c_per_nm2_s"): "heating_c_per_nm2_s",
     ("thermal", "cooling_per_s"): "cooling_per_s",
 }
 """(TOML section, key) -> :class:`HardwareBehaviour` field."""
-_HARDWARE_ONLY = {"world", "thermal"}
-_LIMITS = {"origin_offset_m": (-0.5, 0.5), "heating_c_per_nm2_s": (0, 1), "cooling_per_s": (0, 1)}
+_HARDWARE_ONLY = {"thermal"}
+_LIMITS = {"heating_c_per_nm2_s": (0, 1), "cooling_per_s": (0, 1)}
 
 
 @dataclass(frozen=True)
@@ -95,6 +90,13 @@ class RealityProfile:
     def from_dict(cls, data: dict, name: str = "profile", source: str = "profile"):
         data = {k: dict(v) if isinstance(v, dict) else v for k, v in data.items()}
         name = str(data.pop("name", name))
+        if "world" in data:  # the operator's origin moved into the twin's parameters
+            raise ProfileError(
+                f"{source}: [world] origin_offset_m is now the twin's [placement] "
+                "offset_xy_m, in the arm frame: origin_offset_m minus the rotation axis "
+                f"{[round(float(v), 4) for v in robot.PAN_AXIS_XY]} (so [0, 0], the base's "
+                "back edge, is offset_xy_m = [-0.0388, 0.0])"
+            )
         defaults = HardwareBehaviour()
         hardware = {}
         for (section, key), attribute in HARDWARE_KEYS.items():

@@ -30,6 +30,12 @@ def register(subparsers) -> None:
         "--no-attribution", action="store_true", help="skip the old policy's gap attribution"
     )
     parser.add_argument(
+        "--report-placement-only",
+        action="store_true",
+        help="when the placement check finds the cube consistently off, only report it "
+        "(default: build the operator's offset into the arm's twin and train for it)",
+    )
+    parser.add_argument(
         "--overwrite", action="store_true", help="replace an earlier adapt run in --out"
     )
     parser.set_defaults(func=run)
@@ -58,6 +64,7 @@ def run(args) -> int:
         budget_s=args.budget * 60,
         quick=args.quick,
         attribute=not (args.no_attribution or args.quick),
+        follow_placement=not args.report_placement_only,
         seed=args.seed,
     )
     run_adapt(config, lambda task: open_world(args, task, apply_calibration=False))

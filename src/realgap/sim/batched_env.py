@@ -200,7 +200,9 @@ class BatchedEnv:
         )
         start = np.clip(start, robot.JOINT_RANGES[:, 0], robot.JOINT_RANGES[:, 1])
         cube_arm = self.task.sample_cube_xy(self.rng, n) if cube_xy is None else np.asarray(cube_xy)
-        cube_arm = np.broadcast_to(cube_arm, (n, 2))
+        # Objects land where the twin's operator puts them: drawn or given positions
+        # are where they were *meant* to go (the nominal twin's offset is zero).
+        cube_arm = np.broadcast_to(cube_arm, (n, 2)) + fresh.placement_offset
         half = object_half_height(self.task.scene_config(), fresh)
         drawn = self.rng.uniform(-np.pi / 4, np.pi / 4, n)  # drawn always: same stream
         yaw = drawn if yaw is None else np.broadcast_to(np.asarray(yaw, dtype=float), (n,))
@@ -221,9 +223,11 @@ class BatchedEnv:
         self.ctrl[ids] = ctrl
         self.cube_start[ids] = qpos[:, self._cube_qadr : self._cube_qadr + 3]
         if self.task.has_target:
-            if target_xy is None:
-                target_xy = self.task.sample_target_xy(self.rng, cube_arm)
-            targets = np.broadcast_to(np.asarray(target_xy, dtype=float), (n, 2))
+            if target_xy is None:  # drawn beside the object where it actually landed
+                targets = self.task.sample_target_xy(self.rng, cube_arm)
+            else:
+                targets = np.broadcast_to(np.asarray(target_xy, dtype=float), (n, 2))
+                targets = targets + fresh.placement_offset
             where = np.column_stack([robot.arm_to_sim(targets), np.zeros(n)])
             if self._bin >= 0:
                 mocap = self.mocap_pos[ids]

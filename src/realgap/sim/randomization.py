@@ -100,6 +100,10 @@ class DomainRandomization:
     """Stack tasks: multiplies the lower object's size (the reference: 25-35 mm cubes)."""
     base_rgb_jitter: float = 0.15
     """Stack tasks: per-channel additive jitter of the lower object's colour."""
+    placement_offset_m: float = 0.0
+    """Where placed objects land, uniform in +-value per axis around the centre's
+    placement offset, per episode. 0 by default: the reset square already spreads the
+    objects; an adapted arm's twin sets it from the measured offset's uncertainty."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.centre, TwinParams):
@@ -169,6 +173,7 @@ class DomainRandomization:
         relative("scene.light_scale", twin.scene.light_scale, "light_scale")
         additive("joints.zero_offset_deg", "joint_offset_deg")
         additive("camera.fov_deg_delta", "camera_fov_deg")
+        additive("placement.offset_xy_m", "placement_offset_m")
         # The mount's uncertainty becomes the per-step wobble around the measured mount.
         if "camera.offset_m" in sigma:
             widths["camera_pos_wobble_m"] = float(np.max(sigma["camera.offset_m"]))
@@ -258,6 +263,7 @@ class TwinBatch:
     base_size_scale: np.ndarray
     """Stack tasks: the lower object's size over the scene's."""
     base_rgb_shift: np.ndarray  # (n, 3) added to the lower object's colour
+    placement_offset: np.ndarray  # (n, 2) metres, arm frame, added to placed positions
 
     @property
     def cube_mass_kg(self) -> np.ndarray:
@@ -361,6 +367,8 @@ def sample_episode(config: DomainRandomization, rng: np.random.Generator, n: int
         hue=hue,
         base_size_scale=_uniform(later, config.base_size_scale, n),
         base_rgb_shift=config.base_rgb_jitter * (2 * later.random((n, 3)) - 1),
+        placement_offset=tile(c.placement.offset_xy_m)
+        + config.placement_offset_m * (2 * later.random((n, 2)) - 1),
     )
 
 

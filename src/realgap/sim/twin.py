@@ -18,6 +18,7 @@ key is optional and defaults to the nominal twin::
               gamma, black_level, background_rgb
     [scene]   light_scale
     [control] rate_hz
+    [placement] offset_xy_m (2)
 
 Unknown sections or keys, wrong types and out-of-range values raise
 :class:`TwinParamsError` naming ``source: section.key``.
@@ -114,6 +115,14 @@ class ControlParams:
 
 
 @dataclass(frozen=True)
+class PlacementParams:
+    offset_xy_m: tuple[float, float] = (0.0, 0.0)
+    """Where placed objects land relative to where they were meant to go, arm frame
+    (x forward, y left): an operator measuring from the base's back edge instead of
+    the rotation axis puts every object 3.9 cm short, ``(-0.039, 0)``."""
+
+
+@dataclass(frozen=True)
 class TwinParams:
     """The physical and visual world of one arm; ``TwinParams()`` is the nominal twin."""
 
@@ -124,6 +133,7 @@ class TwinParams:
     camera: CameraParams = field(default_factory=CameraParams)
     scene: SceneParams = field(default_factory=SceneParams)
     control: ControlParams = field(default_factory=ControlParams)
+    placement: PlacementParams = field(default_factory=PlacementParams)
 
     @property
     def joint_offsets_rad(self) -> np.ndarray:
@@ -175,6 +185,7 @@ RANGES = {
     "background_rgb": (0.0, 1.0),
     "light_scale": (0.01, 20.0),
     "rate_hz": (1.0, 100.0),
+    "offset_xy_m": (-0.2, 0.2),
 }
 
 
