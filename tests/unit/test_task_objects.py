@@ -15,6 +15,7 @@ from realgap.sim.randomization import DomainRandomization
 from realgap.sim.scene import STACK_BASE, SceneConfig, compile_scene
 from realgap.sim.tasks import TASKS, SimState, make_task, task_name
 from realgap.train.common import training_worlds
+from realgap.train.distill import args_for_task
 
 
 def test_the_reference_names_find_their_tasks():
@@ -151,3 +152,11 @@ def test_can_tasks_get_the_cans_layout_and_refuse_a_can_under_the_jaws(tmp_path)
     assert load_layout(path).for_task("PickCube").spots[0].name == "under"
     with pytest.raises(ConfigError, match="under the start pose's jaws"):
         load_layout(path).for_task("PickCan")
+
+
+def test_place_can_trains_longer_than_place_cube_by_default():
+    """The can's student needs 40 DAgger rounds to reach 90% (docs/training.md); the
+    rest of its recipe is PlaceCube's."""
+    cube, can = args_for_task("PlaceCube"), args_for_task("PlaceCan")
+    assert (cube.dagger_rounds, can.dagger_rounds) == (24, 40)
+    assert replace(can, task="PlaceCube", dagger_rounds=24) == cube
