@@ -9,7 +9,7 @@ import pytest
 
 from realgap.diagnose.recording import CUBE_IN_VIEW, MIN_PINCH_HEIGHT_M, sweep_poses
 from realgap.sim import robot
-from realgap.sim.scene import compile_scene, joint_ids
+from realgap.sim.scene import BIN, STACK_BASE, compile_scene, joint_ids
 from realgap.sim.tasks import make_task
 from realgap.sim.twin_camera import TwinCamera
 
@@ -52,3 +52,19 @@ def test_lift_and_elbow_sweep_wide_arm_extensions(poses):
     start = robot.KEYFRAMES["start"]
     assert np.ptp(poses[:, 1]) > 1.2 and np.ptp(poses[:, 2]) > 1.2
     assert np.abs(poses[:, 1] - start[1]).max() > 0.8
+
+
+@pytest.mark.parametrize("task", ["PlaceCube", "StackCan"])
+def test_the_bin_or_lower_object_stays_out_of_every_calibration_view(task):
+    """The calibration session keeps the target object aside, in the twin and on the
+    arm alike; in view it hides the cube's edges and the fit reads that as offsets."""
+    camera = TwinCamera(task, (48, 64))
+    target = camera.model.body(BIN if make_task(task).has_bin else STACK_BASE).id
+    try:
+        for seed in range(4):
+            for pose in sweep_poses(task, 32, seed):
+                geoms = np.unique(camera.segment(pose, (0.2, 0.0)))
+                bodies = camera.model.geom_bodyid[geoms[geoms >= 0]]
+                assert target not in bodies, (seed, pose)
+    finally:
+        camera.close()

@@ -27,7 +27,7 @@ from realgap.bridge.worlds import Spot, World, at_start_pose
 from realgap.errors import ConfigError
 from realgap.sim import robot
 from realgap.sim.failures import cube_in_view
-from realgap.sim.scene import compile_scene, joint_ids
+from realgap.sim.scene import ASIDE_XY, compile_scene, joint_ids
 from realgap.sim.tasks import make_task
 
 MIN_PINCH_HEIGHT_M = 0.055
@@ -103,7 +103,9 @@ def record_calibration(
     start = robot.KEYFRAMES["start"]
     readings, frames = [], []
     with at_start_pose(world) as arm:
-        world.place_scene(Spot("calibration", cube_xy, marked=True))
+        # The cube alone in view: a bin or lower object waits aside, as in the twin.
+        aside = ASIDE_XY if make_task(world.task).has_target else None
+        world.place_scene(Spot("calibration", cube_xy, target_xy=aside, marked=True))
         clock.sleep(SETTLE_S)
         checks = [_view(world, arm)]
         height, width = checks[0][1].shape[:2]

@@ -24,6 +24,11 @@ CUBE = "cube"
 BIN = "bin"
 STACK_BASE = "stack_base"
 """Stack tasks: the lower object, a free body the cube goes on."""
+ASIDE_XY = (-0.25, 0.30)
+"""Where the bin or the lower object waits while a session needs the cube alone (the
+calibration sweep), arm frame: behind the base, out of every view the sweep takes.
+In view, it hid the cube's edges at some poses and the hand-eye fit read that as
+joint offsets (lift off by 1 degree on a PlaceCube session)."""
 FLOOR = "floor"
 OBJECT_SHAPES = ("cube", "can")
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from realgap.sim import robot
 from realgap.sim.render import set_wrist_camera
-from realgap.sim.scene import CUBE, FLOOR, compile_scene, joint_ids
+from realgap.sim.scene import ASIDE_XY, BIN, CUBE, FLOOR, STACK_BASE, compile_scene, joint_ids
 from realgap.sim.tasks import make_task
 
 JAW_BODIES = (robot.GRIPPER_BODY, robot.MOVING_JAW_BODY)
@@ -17,7 +17,8 @@ JAW_BODIES = (robot.GRIPPER_BODY, robot.MOVING_JAW_BODY)
 class TwinCamera:
     """Renders the nominal twin's wrist view at given joint angles and cube position,
     optionally with the camera moved (``offset_m`` in the gripper frame,
-    ``rotation_deg`` as a rotation vector in the camera frame)."""
+    ``rotation_deg`` as a rotation vector in the camera frame). A bin or lower object
+    stands aside, as in the calibration session."""
 
     def __init__(self, task: str, shape: tuple[int, int]):
         self.task_name = task
@@ -38,6 +39,17 @@ class TwinCamera:
         self.jaw_geoms = {g for g in range(self.model.ngeom) if self.model.geom_bodyid[g] in bodies}
         self.cube_geom = self.model.geom(CUBE).id
         self.floor_geom = self.model.geom(FLOOR).id
+        self._set_target_aside()
+
+    def _set_target_aside(self) -> None:
+        """The bin or lower object where the calibration session keeps it (``ASIDE_XY``)."""
+        aside = robot.arm_to_sim(ASIDE_XY)
+        scene = self.task.scene_config()
+        if scene.with_bin:
+            self.data.mocap_pos[self.model.body(BIN).mocapid[0], :2] = aside
+        if scene.stack_base:
+            qadr = self.model.joint(STACK_BASE).qposadr[0]
+            self.data.qpos[qadr : qadr + 3] = [*aside, scene.base_half_height()]
 
     def set_camera(self, offset_m=(0, 0, 0), rotation_deg=(0, 0, 0), fov_delta_deg=0.0) -> None:
         rotation = np.deg2rad(np.asarray(rotation_deg, dtype=float))
@@ -80,15 +92,19 @@ class TwinCamera:
         column = (width - 1) / 2 + focal * local[0] / -local[2]
         return np.array([row, column])
 
-    def labels(self, joints, cube_xy) -> np.ndarray:
-        """Per-pixel region: 0 background, 1 jaws, 2 cube, 3 other (arm, bin)."""
+    def segment(self, joints, cube_xy) -> np.ndarray:
+        """Per-pixel geom id (-1 where no geom: the haze beyond the floor)."""
         self._pose(joints, cube_xy)
         self.renderer.enable_segmentation_rendering()
         try:
             self.renderer.update_scene(self.data, camera=self.camera)
-            geoms = self.renderer.render()[:, :, 0]
+            return self.renderer.render()[:, :, 0].copy()
         finally:
             self.renderer.disable_segmentation_rendering()
+
+    def labels(self, joints, cube_xy) -> np.ndarray:
+        """Per-pixel region: 0 background, 1 jaws, 2 cube, 3 other (arm, bin)."""
+        geoms = self.segment(joints, cube_xy)
         out = np.full(geoms.shape, 3, dtype=np.uint8)
         out[(geoms < 0) | (geoms == self.floor_geom)] = 0
         out[np.isin(geoms, list(self.jaw_geoms))] = 1
