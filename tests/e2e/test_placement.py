@@ -52,6 +52,9 @@ def test_placement_check(tmp_path, name, data, flagged):
     result = check(tmp_path, RealityProfile.from_dict(data, name=name))
     assert result["episodes_used"] >= 8
     assert result["flagged"] is flagged, result
+    # The interval is the mean +- 1.96 standard errors (adapt measures with the latter).
+    for (low, high), error in zip(result["ci95_cm"], result["standard_error_cm"]):
+        assert high - low == pytest.approx(2 * 1.96 * error, abs=0.02)
     if flagged:
         assert 3.0 < result["offset_cm"] < 5.5 and "rotation axis" in result["note"]
     else:

@@ -70,7 +70,7 @@ def test_profiles_speak_the_twin_placement_and_refuse_the_old_key():
 
 
 def test_the_placement_check_becomes_an_offset_and_its_standard_error():
-    check = {"mean_offset_cm": [-3.63, 0.09], "ci95_cm": [[-3.87, -3.39], [-0.02, 0.19]]}
+    check = {"mean_offset_cm": [-3.63, 0.09], "standard_error_cm": [0.122, 0.054]}
     offset, sigma = placement_offset(check)
     np.testing.assert_allclose(offset, [-0.0363, 0.0009])
-    np.testing.assert_allclose(sigma, [0.0024 / 1.959964, 0.00105 / 1.959964], rtol=1e-3)
+    np.testing.assert_allclose(sigma, [0.00122, 0.00054])

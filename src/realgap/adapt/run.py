@@ -45,7 +45,7 @@ from realgap.errors import ConfigError, RealgapStop
 from realgap.eval.layout import load_layout
 from realgap.eval.matched import episode_rows, evaluate
 from realgap.eval.placement import placement_check
-from realgap.eval.stats import Z95, difference
+from realgap.eval.stats import difference
 from realgap.policy.folder import load_contract
 from realgap.report.html import build_report
 from realgap.runs import RunFolder, claim
@@ -288,8 +288,7 @@ def physics_changed(calibration: Calibration, sigmas: float = 2.0) -> list[str]:
 def placement_offset(check: dict) -> tuple[list[float], list[float]]:
     """The placement check's mean offset and its standard error, metres, arm frame."""
     mean = np.asarray(check["mean_offset_cm"], dtype=float) / 100
-    low, high = (np.asarray(bound, dtype=float) / 100 for bound in zip(*check["ci95_cm"]))
-    return mean.tolist(), ((high - low) / (2 * Z95)).tolist()
+    return mean.tolist(), (np.asarray(check["standard_error_cm"], dtype=float) / 100).tolist()
 
 
 def retrain_args(config: AdaptConfig, task: str, run: RunFolder, physics: list[str]):

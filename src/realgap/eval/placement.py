@@ -87,12 +87,14 @@ def placement_check(
         return result
     offsets = np.asarray(offsets)
     mean = offsets.mean(axis=0)
-    half = Z95 * offsets.std(axis=0, ddof=1) / np.sqrt(len(offsets))
+    standard_error = offsets.std(axis=0, ddof=1) / np.sqrt(len(offsets))
+    half = Z95 * standard_error
     size = float(np.linalg.norm(mean))
     consistent = bool(np.any(np.abs(mean) > half))  # the interval excludes 0 on an axis
     result.update(
         mean_offset_cm=[round(float(v), 2) for v in mean],
         ci95_cm=[[round(float(m - h), 2), round(float(m + h), 2)] for m, h in zip(mean, half)],
+        standard_error_cm=[round(float(v), 3) for v in standard_error],
         offset_cm=round(size, 2),
         flagged=size >= FLAG_CM and consistent,
     )
