@@ -1,10 +1,14 @@
-"""The distill recipe's student loop: fixed steps per round, sparse evaluation, and
-the best evaluated student kept."""
+"""The distill recipe's student loop: fixed steps per round, sparse evaluation, the
+best evaluated student kept, and a fraction of the envs driven by the expert."""
 
 import copy
 
+import pytest
 import torch
 
+from realgap.errors import ConfigError
+from realgap.sim.batched_env import BatchedEnv
+from realgap.sim.scripted import ScriptedController
 from realgap.train import distill
 
 
@@ -43,3 +47,48 @@ def test_the_best_evaluated_student_is_kept_and_evaluations_are_sparse(tmp_path,
     kept = student.state_dict()
     assert all(torch.equal(kept[name], seen[0][name]) for name in kept)
     assert not all(torch.equal(kept[name], seen[-1][name]) for name in kept)
+
+
+def test_the_expert_driven_fraction_of_envs_steps_with_the_teachers_labels(tmp_path, monkeypatch):
+    sent, labelled = [], []
+    real_step, real_act = BatchedEnv.step, ScriptedController.act
+
+    def record_step(self, action):
+        sent.append(action.copy())
+        return real_step(self, action)
+
+    def record_label(self):
+        labelled.append(real_act(self))
+        return labelled[-1]
+
+    monkeypatch.setattr(BatchedEnv, "step", record_step)
+    monkeypatch.setattr(ScriptedController, "act", record_label)
+    monkeypatch.setattr(distill, "evaluate", lambda env, act, episodes, seed: 0.0)
+    args = distill.args_for_task(
+        "Reach",
+        out=str(tmp_path),
+        progress=False,
+        teacher="scripted",
+        dagger_rounds=2,
+        dagger_steps=3,
+        student_envs=4,
+        student_updates=1,
+        expert_driven=0.5,
+    )
+    _student, nominal = distill.train_student(args, None, lambda row: None)
+    nominal.close()
+    # Round 0: the teacher drives every env; round 1: envs 0-1 follow the teacher, 2-3
+    # the student (whose untrained actions differ from the expert's).
+    for step in range(3):
+        assert torch.equal(torch.from_numpy(sent[step]), torch.from_numpy(labelled[step]))
+    for step in range(3, 6):
+        assert torch.equal(torch.from_numpy(sent[step][:2]), torch.from_numpy(labelled[step][:2]))
+        assert not torch.allclose(
+            torch.from_numpy(sent[step][2:]).float(), torch.from_numpy(labelled[step][2:]).float()
+        )
+
+
+def test_an_expert_driven_fraction_outside_zero_to_one_is_refused(tmp_path):
+    args = distill.args_for_task("Reach", out=str(tmp_path), expert_driven=1.5)
+    with pytest.raises(ConfigError, match="expert_driven"):
+        distill.main(args)

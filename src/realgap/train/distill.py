@@ -89,6 +89,10 @@ class Args:
     ``student_epochs`` passes, whose cost grows with every round)."""
     student_eval_every: int = 1
     """Evaluate the student every N DAgger rounds (and after the last)."""
+    expert_driven: float = 0.0
+    """Fraction of the DAgger envs the teacher drives in every round (the rest follow the
+    student; the teacher labels all): more data near the end of the task, which a weak
+    student rarely reaches."""
     student_batch: int = 256
     """Student minibatch size."""
     student_lr: float = 1e-3
@@ -294,6 +298,7 @@ def train_student(
     best = BestSnapshot(student)
     images, states, labels = [], [], []
     obs, _ = env.reset(seed=args.seed + 2)
+    driven = np.arange(args.student_envs) < round(args.expert_driven * args.student_envs)
     nominal = BatchedEnv(args.task, 32, twin=twin, render=True, seed=args.seed + 3)
     with Progress(disable=not args.progress, transient=True) as progress:
         bar = progress.add_task("student (DAgger)", total=args.dagger_rounds)
@@ -308,9 +313,12 @@ def train_student(
                 images.append(obs["image"])
                 states.append(obs["state"])
                 labels.append(label)
-                # Round 0 follows the teacher; after that the student drives and the
-                # teacher only labels, so the data covers the student's own mistakes.
-                obs, *_ = env.step(label if round_index == 0 else own)
+                # Round 0 follows the teacher; after that the student drives (but in the
+                # ``expert_driven`` envs) and the teacher only labels, so the data
+                # covers the student's own mistakes.
+                obs, *_ = env.step(
+                    label if round_index == 0 else np.where(driven[:, None], label, own)
+                )
             keep = args.buffer_size // args.student_envs
             images, states, labels = images[-keep:], states[-keep:], labels[-keep:]
             data_img = torch.from_numpy(np.concatenate(images))
@@ -369,6 +377,8 @@ def main(args: Args) -> dict:
     """Train teacher and student; returns the summary written to ``out/summary.json``."""
     if args.teacher not in ("ppo", "scripted"):
         raise ConfigError(f"teacher must be 'ppo' or 'scripted', got {args.teacher!r}")
+    if not 0.0 <= args.expert_driven <= 1.0:
+        raise ConfigError(f"expert_driven must be a fraction in [0, 1], got {args.expert_driven}")
     started = time.perf_counter()
     torch.manual_seed(args.seed)
     run = RunFolder(args.out)

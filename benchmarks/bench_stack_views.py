@@ -1,0 +1,102 @@
+"""Benchmark: can a Stack student see where the expert is going?
+
+Usage: python benchmarks/bench_stack_views.py POLICY [--steps 240] [--seed 123]
+
+The student is memoryless: it sees one 16x16 wrist image and 12 joint numbers. While
+it carries the cube, the lower object is often outside the wrist camera's view, and
+then the expert's label (which way to carry) cannot be read off what the student
+sees. This rolls the student in the nominal sim (the scripted expert labels every
+state, as in DAgger) and, for the carry phase, bins the states by the cube's distance
+from above the lower object and by whether the lower object shows in the image
+(nominal colours: a pixel clearly bluer than red and green). It prints how far the
+student's arm actions are from the expert's labels in each bin, beside the labels'
+own size, and the same visibility for the expert's own carries.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+BINS_M = [(0.0, 0.02), (0.02, 0.04), (0.04, 0.07), (0.07, 0.10), (0.10, 0.30)]
+CARRY = 3  # ScriptedController.phases: carrying the grasped cube
+
+
+def lower_object_visible(images: np.ndarray) -> np.ndarray:
+    """Whether any pixel of each image (n, H, W, 3) shows the nominal blue lower object."""
+    pixels = images.astype(int)
+    blueness = pixels[..., 2] - np.maximum(pixels[..., 0], pixels[..., 1])
+    return blueness.max(axis=(1, 2)) > 40
+
+
+def carry_states(env, expert, act, steps: int, seed: int) -> np.ndarray:
+    """Rows (distance m, visible, mean |action - label|, mean |label|) over carry states."""
+    obs, _ = env.reset(seed=seed)
+    rows = []
+    for _ in range(steps):
+        state = env.sim_state()
+        grasp_point, hover = expert.approach(state)
+        phase = expert.phases(state, grasp_point, hover)
+        label = expert.act()
+        action = label if act is None else act(obs)
+        distance, _ = env.task.stack_error(state)
+        visible = lower_object_visible(obs["image"])
+        error = np.abs(action[:, :4] - label[:, :4]).mean(axis=1)
+        size = np.abs(label[:, :4]).mean(axis=1)
+        for i in np.flatnonzero(phase == CARRY):
+            rows.append((distance[i], visible[i], error[i], size[i]))
+        obs, *_ = env.step(action)
+    return np.array(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("policy", type=Path)
+    parser.add_argument("--steps", type=int, default=240)
+    parser.add_argument("--seed", type=int, default=123)
+    args = parser.parse_args()
+
+    from realgap.runtime import configure_rendering, configure_torch_threads
+
+    configure_rendering()
+    configure_torch_threads()
+    from realgap.policy.checkpoint import load_policy
+    from realgap.sim.batched_env import BatchedEnv
+    from realgap.sim.scripted import ScriptedController
+    from realgap.train.common import policy_actor
+
+    policy, contract = load_policy(args.policy)
+    policy.eval()
+    runs = {}
+    for who, act in (("student", policy_actor(policy)), ("expert", None)):
+        env = BatchedEnv(contract.task, 32, seed=args.seed)
+        try:
+            runs[who] = carry_states(env, ScriptedController(env), act, args.steps, args.seed)
+        finally:
+            env.close()
+
+    print(f"{contract.task}: carry states, arm joints' mean |student - expert label|")
+    print("distance | lower object | student's states | |student - label| | |label|")
+    student = runs["student"]
+    for low, high in BINS_M:
+        for visible in (False, True):
+            inside = (student[:, 0] >= low) & (student[:, 0] < high) & (student[:, 1] == visible)
+            if inside.any():
+                print(
+                    f"{low * 100:.0f}-{high * 100:.0f} cm | {'seen' if visible else 'unseen'} | "
+                    f"{inside.sum()} | {student[inside, 2].mean():.2f} | "
+                    f"{student[inside, 3].mean():.2f}"
+                )
+    print("\nthe expert's own carries: share of states with the lower object in view")
+    expert = runs["expert"]
+    for low, high in BINS_M:
+        inside = (expert[:, 0] >= low) & (expert[:, 0] < high)
+        if inside.any():
+            share = expert[inside, 1].mean()
+            print(f"{low * 100:.0f}-{high * 100:.0f} cm | {inside.sum()} states | {share:.0%}")
+
+
+if __name__ == "__main__":
+    main()
