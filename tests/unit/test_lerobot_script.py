@@ -39,6 +39,6 @@ def test_a_disk_too_small_for_lerobots_venv_stops_before_installing(tmp_path):
         ["bash", str(root / "tools" / SCRIPT.name)], env=env, capture_output=True, text=True
     )
     assert result.returncode == 1
-    assert "needs about 10 GB free" in result.stderr
+    assert "needs about 9 GB free" in result.stderr
     assert "3 GB is free" in result.stderr
     assert not (root / ".venv-lerobot").exists()
