@@ -43,7 +43,7 @@ from realgap.sim.physics import (
 )
 from realgap.sim.randomization import twin_batch
 from realgap.sim.render import WristRenderer
-from realgap.sim.scene import BIN, CUBE, STACK_BASE, SceneConfig, compile_scene, joint_ids
+from realgap.sim.scene import CUBE, SceneConfig, TargetSlots, compile_scene, joint_ids
 from realgap.sim.tasks import SimState, make_task
 
 AMBIENT_C = 25.0
@@ -81,11 +81,8 @@ class FakeWorld:
         self._qadr, self._dof, self._act = ids["qpos"], ids["dof"], ids["actuator"]
         self._cube_qadr = self.model.joint(CUBE).qposadr[0]
         self._cube_dof = self.model.joint(CUBE).dofadr[0]
-        has_base = self.scene.stack_base is not None
-        self._base_qadr = self.model.joint(STACK_BASE).qposadr[0] if has_base else -1
-        self._base_dof = self.model.joint(STACK_BASE).dofadr[0] if has_base else -1
+        self._slots = TargetSlots.of(self.model)
         self._pinch = self.model.site(robot.PINCH_SITE).id
-        self._bin = self.model.body(BIN).mocapid[0] if self.task.has_bin else -1
         self._kp = self.model.actuator_gainprm[self._act, 0].copy()
         self._kv = -self.model.actuator_biasprm[self._act, 2]
         self.latency = twin.servo.latency_steps
@@ -205,13 +202,10 @@ class FakeWorld:
             if self.task.has_target:
                 where = np.asarray(target_xy if target_xy is not None else cube_xy, dtype=float)
                 self.target_start = np.array([*(origin + where), 0.0])
-            if self._bin >= 0:
-                self.data.mocap_pos[self._bin] = self.target_start
-            if self._base_qadr >= 0:
+            if self._slots.base_qpos >= 0:
                 self.target_start[2] = self.target_half
-                base = self.data.qpos[self._base_qadr : self._base_qadr + 7]
-                base[:] = [*self.target_start, 1.0, 0.0, 0.0, 0.0]
-                self.data.qvel[self._base_dof : self._base_dof + 6] = 0.0
+            data = self.data
+            self._slots.place(self.target_start, data.qpos, data.mocap_pos, data.qvel)
             mujoco.mj_forward(self.model, self.data)
             self.cube_start = cube[:3].copy()
 
@@ -221,8 +215,8 @@ class FakeWorld:
             self.advance()
             cube = self.data.qpos[self._cube_qadr : self._cube_qadr + 7]
             target_pos, target_quat = self.target_start.copy(), np.array([1.0, 0, 0, 0])
-            if self._base_qadr >= 0:
-                base = self.data.qpos[self._base_qadr : self._base_qadr + 7]
+            if self._slots.base_qpos >= 0:
+                base = self.data.qpos[self._slots.base_qpos : self._slots.base_qpos + 7]
                 target_pos, target_quat = base[:3].copy(), base[3:].copy()
             return SimState(
                 qpos=self.data.qpos[self._qadr][None].copy(),

@@ -51,7 +51,7 @@ from realgap.sim.randomization import (
     sample_step,
 )
 from realgap.sim.render import WristRenderer
-from realgap.sim.scene import BIN, CUBE, STACK_BASE, compile_scene, joint_ids
+from realgap.sim.scene import CUBE, TargetSlots, compile_scene, joint_ids
 from realgap.sim.tasks import SimState, Task, make_task
 from realgap.sim.tasks.base import TaskConfig
 from realgap.sim.twin import ControlParams, TwinParams
@@ -103,11 +103,9 @@ class BatchedEnv:
         cube_joint = self.model.joint(CUBE)
         self._cube_qadr = cube_joint.qposadr[0]
         self._cube_dof = cube_joint.dofadr[0]
-        has_base = _has_body(self.model, STACK_BASE)
-        self._base_qadr = self.model.joint(STACK_BASE).qposadr[0] if has_base else -1
+        self._slots = TargetSlots.of(self.model)
         self._cube_geom = self.model.geom(CUBE).id
         self._pinch = self.model.site(robot.PINCH_SITE).id
-        self._bin = self.model.body(BIN).mocapid[0] if _has_body(self.model, BIN) else -1
         self.qpos = self.batch.bind("qpos")
         self.qvel = self.batch.bind("qvel")
         self.ctrl = self.batch.bind("ctrl")
@@ -229,18 +227,15 @@ class BatchedEnv:
                 targets = np.broadcast_to(np.asarray(target_xy, dtype=float), (n, 2))
                 targets = targets + fresh.placement_offset
             where = np.column_stack([robot.arm_to_sim(targets), np.zeros(n)])
-            if self._bin >= 0:
-                mocap = self.mocap_pos[ids]
-                mocap[:, self._bin] = where
-                self.mocap_pos[ids] = mocap
-            if self._base_qadr >= 0:
+            base_yaw = np.zeros(n)
+            if self._slots.base_qpos >= 0:
                 where[:, 2] = target_half_height(self.task.scene_config(), fresh)
                 base_yaw = self.rng.uniform(-np.pi / 4, np.pi / 4, n)
-                qpos[:, self._base_qadr : self._base_qadr + 3] = where
-                qpos[:, self._base_qadr + 3 : self._base_qadr + 7] = np.column_stack(
-                    [np.cos(base_yaw / 2), np.zeros(n), np.zeros(n), np.sin(base_yaw / 2)]
-                )
-                self.qpos[ids] = qpos
+            mocap = self.mocap_pos[ids] if self.mocap_pos is not None else None
+            self._slots.place(where, qpos, mocap, yaw=base_yaw)
+            self.qpos[ids] = qpos
+            if mocap is not None:
+                self.mocap_pos[ids] = mocap
             self.target_start[ids] = where
         self.steps[ids] = 0
         self.returns[ids] = 0.0
@@ -313,8 +308,8 @@ class BatchedEnv:
         site_xpos = self.batch.bind("site_xpos")
         cube = self.qpos[:, self._cube_qadr : self._cube_qadr + 7]
         target_pos, target_quat = self.target_start.copy(), np.tile([1.0, 0, 0, 0], (len(cube), 1))
-        if self._base_qadr >= 0:  # the lower object can be pushed: where it is now
-            base = self.qpos[:, self._base_qadr : self._base_qadr + 7]
+        if self._slots.base_qpos >= 0:  # the lower object can be pushed: where it is now
+            base = self.qpos[:, self._slots.base_qpos : self._slots.base_qpos + 7]
             target_pos, target_quat = base[:, :3].copy(), base[:, 3:].copy()
         return SimState(
             qpos=self.qpos[:, self._qadr].copy(),
@@ -367,7 +362,3 @@ class BatchedEnv:
 
     def __exit__(self, *exc):
         self.close()
-
-
-def _has_body(model: mujoco.MjModel, name: str) -> bool:
-    return mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, name) >= 0

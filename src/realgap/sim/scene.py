@@ -307,3 +307,43 @@ def joint_ids(model: mujoco.MjModel) -> dict[str, np.ndarray]:
         "dof": np.array([j.dofadr[0] for j in joints]),
         "actuator": np.array([model.actuator(name).id for name in robot.JOINT_NAMES]),
     }
+
+
+@dataclass(frozen=True)
+class TargetSlots:
+    """Where a compiled scene keeps its target, so every world sets it down the same way:
+    the bin is a mocap body (a position), the lower object a free joint (position,
+    orientation, velocity). -1 where the scene has none."""
+
+    bin_mocap: int = -1
+    base_qpos: int = -1
+    base_dof: int = -1
+
+    @classmethod
+    def of(cls, model: mujoco.MjModel) -> TargetSlots:
+        names = {model.body(i).name for i in range(model.nbody)}
+        slots = {}
+        if BIN in names:
+            slots["bin_mocap"] = int(model.body(BIN).mocapid[0])
+        if STACK_BASE in names:
+            joint = model.joint(STACK_BASE)
+            slots["base_qpos"], slots["base_dof"] = int(joint.qposadr[0]), int(joint.dofadr[0])
+        return cls(**slots)
+
+    def place(self, xyz, qpos, mocap_pos, qvel=None, yaw=0.0) -> None:
+        """Put the target at ``xyz`` (sim frame; the bin's floor or the lower object's
+        centre), the lower object turned ``yaw`` about the vertical and, given ``qvel``,
+        at rest. Arrays are one world's (``qpos`` (nq,), ``mocap_pos`` (nmocap, 3)) or a
+        batch's (a leading env axis, with ``xyz`` (n, 3) and ``yaw`` (n,)); written in place."""
+        xyz = np.asarray(xyz, dtype=float)
+        if self.bin_mocap >= 0:
+            mocap_pos[..., self.bin_mocap, :] = xyz
+        if self.base_qpos >= 0:
+            half = np.asarray(yaw, dtype=float) / 2
+            zero = np.zeros_like(half)
+            qpos[..., self.base_qpos : self.base_qpos + 3] = xyz
+            qpos[..., self.base_qpos + 3 : self.base_qpos + 7] = np.stack(
+                [np.cos(half), zero, zero, np.sin(half)], axis=-1
+            )
+            if qvel is not None:
+                qvel[..., self.base_dof : self.base_dof + 6] = 0.0

@@ -8,7 +8,7 @@ import numpy as np
 
 from realgap.sim import robot
 from realgap.sim.render import set_wrist_camera
-from realgap.sim.scene import ASIDE_XY, BIN, CUBE, FLOOR, STACK_BASE, compile_scene, joint_ids
+from realgap.sim.scene import ASIDE_XY, CUBE, FLOOR, TargetSlots, compile_scene, joint_ids
 from realgap.sim.tasks import make_task
 
 JAW_BODIES = (robot.GRIPPER_BODY, robot.MOVING_JAW_BODY)
@@ -43,13 +43,10 @@ class TwinCamera:
 
     def _set_target_aside(self) -> None:
         """The bin or lower object where the calibration session keeps it (``ASIDE_XY``)."""
-        aside = robot.arm_to_sim(ASIDE_XY)
         scene = self.task.scene_config()
-        if scene.with_bin:
-            self.data.mocap_pos[self.model.body(BIN).mocapid[0], :2] = aside
-        if scene.stack_base:
-            qadr = self.model.joint(STACK_BASE).qposadr[0]
-            self.data.qpos[qadr : qadr + 3] = [*aside, scene.base_half_height()]
+        height = scene.base_half_height() if scene.stack_base else 0.0
+        slots = TargetSlots.of(self.model)
+        slots.place([*robot.arm_to_sim(ASIDE_XY), height], self.data.qpos, self.data.mocap_pos)
 
     def set_camera(self, offset_m=(0, 0, 0), rotation_deg=(0, 0, 0), fov_delta_deg=0.0) -> None:
         rotation = np.deg2rad(np.asarray(rotation_deg, dtype=float))
