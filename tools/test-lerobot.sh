@@ -28,10 +28,10 @@ fi
 VENV=.venv-lerobot
 # LeRobot pins a CUDA build of torch (no CPU wheel for Python 3.12 on PyPI): about
 # 6 GB installed plus 3 GB of wheels while pip unpacks them (peak 8.5 GiB
-# measured). A CI run once died here with "No space left on device", so: keep no pip cache (it would hold a
-# second copy of the wheels), unpack on the venv's own disk rather than in a
-# /tmp that may be a small tmpfs, skip the dev extra (Ray is not needed here),
-# and say up front when the disk is too small.
+# measured). A CI run once died here with "No space left on device", so: keep
+# no pip cache (it would hold a second copy of the wheels), unpack on the venv's
+# own disk rather than in a /tmp that may be a small tmpfs, skip the dev extra
+# (Ray is not needed here), and say up front when the disk is too small.
 NEED_GB=9
 if [ ! -x "$VENV/bin/pytest" ]; then
   free_gb=$(df -Pk . | awk 'NR == 2 { print int($4 / 1048576) }')

@@ -216,7 +216,7 @@ class FakeWorld:
             cube = self.data.qpos[self._cube_qadr : self._cube_qadr + 7]
             target_pos, target_quat = self.target_start.copy(), np.array([1.0, 0, 0, 0])
             if self._slots.base_qpos >= 0:
-                base = self.data.qpos[self._slots.base_qpos : self._slots.base_qpos + 7]
+                base = self._slots.base_pose(self.data.qpos)
                 target_pos, target_quat = base[:3].copy(), base[3:].copy()
             return SimState(
                 qpos=self.data.qpos[self._qadr][None].copy(),

@@ -309,7 +309,7 @@ class BatchedEnv:
         cube = self.qpos[:, self._cube_qadr : self._cube_qadr + 7]
         target_pos, target_quat = self.target_start.copy(), np.tile([1.0, 0, 0, 0], (len(cube), 1))
         if self._slots.base_qpos >= 0:  # the lower object can be pushed: where it is now
-            base = self.qpos[:, self._slots.base_qpos : self._slots.base_qpos + 7]
+            base = self._slots.base_pose(self.qpos)
             target_pos, target_quat = base[:, :3].copy(), base[:, 3:].copy()
         return SimState(
             qpos=self.qpos[:, self._qadr].copy(),

@@ -330,6 +330,11 @@ class TargetSlots:
             slots["base_qpos"], slots["base_dof"] = int(joint.qposadr[0]), int(joint.dofadr[0])
         return cls(**slots)
 
+    def base_pose(self, qpos: np.ndarray) -> np.ndarray:
+        """The lower object's position and quaternion (7 numbers, a view) in one world's
+        ``qpos`` or a batch's; it can be pushed, so this is where it is now."""
+        return qpos[..., self.base_qpos : self.base_qpos + 7]
+
     def place(self, xyz, qpos, mocap_pos, qvel=None, yaw=0.0) -> None:
         """Put the target at ``xyz`` (sim frame; the bin's floor or the lower object's
         centre), the lower object turned ``yaw`` about the vertical and, given ``qvel``,
@@ -341,9 +346,8 @@ class TargetSlots:
         if self.base_qpos >= 0:
             half = np.asarray(yaw, dtype=float) / 2
             zero = np.zeros_like(half)
-            qpos[..., self.base_qpos : self.base_qpos + 3] = xyz
-            qpos[..., self.base_qpos + 3 : self.base_qpos + 7] = np.stack(
-                [np.cos(half), zero, zero, np.sin(half)], axis=-1
-            )
+            pose = self.base_pose(qpos)
+            pose[..., :3] = xyz
+            pose[..., 3:] = np.stack([np.cos(half), zero, zero, np.sin(half)], axis=-1)
             if qvel is not None:
                 qvel[..., self.base_dof : self.base_dof + 6] = 0.0
