@@ -14,6 +14,7 @@ from realgap.sim.failures import EpisodeTracker
 from realgap.sim.randomization import DomainRandomization
 from realgap.sim.scene import STACK_BASE, SceneConfig, compile_scene
 from realgap.sim.tasks import TASKS, SimState, make_task, task_name
+from realgap.train import sac
 from realgap.train.common import training_worlds
 from realgap.train.distill import args_for_task
 
@@ -119,6 +120,23 @@ def test_stack_success_needs_on_top_still_and_released():
     assert not task.success(stack_state([0.0, 0.0, 0.0], jaw_open=False))[0]
     rewards = [task.reward(stack_state(offset))[0] for offset in ([0.05, 0, 0.03], [0, 0, 0])]
     assert rewards[1] > rewards[0] and np.isfinite(rewards).all()
+
+
+def test_reach_rewards_open_jaws_within_the_sac_value_support():
+    # The cube is solid: closed jaws stall beside it, 2-4 cm off, so visual SAC that
+    # shut them on some episodes missed those by a little.
+    task = make_task("Reach")
+    open_jaws, closed_jaws = stack_state([0, 0, 0]), stack_state([0, 0, 0], jaw_open=False)
+    for state in (open_jaws, closed_jaws):
+        state.pinch = state.cube_pos.copy()  # the same aim, on the cube
+    gain = task.reward(open_jaws)[0] - task.reward(closed_jaws)[0]
+    low, high = robot.JOINT_RANGES[-1]
+    assert gain == pytest.approx(task.config.open_gripper_reward * 1.0 / (high - low))
+    open_jaws.qpos[0, 5] = high
+    best = task.reward(open_jaws)[0]
+    args = sac.Args()
+    assert best == pytest.approx(1.5 + task.config.open_gripper_reward)
+    assert best / (1 - args.gamma) <= args.v_max  # a perfect policy's value fits the atoms
 
 
 def test_failure_reasons_name_misaligned_releases_and_knocked_objects():
