@@ -10,7 +10,8 @@ state, as in DAgger) and, for the carry phase, bins the states by the cube's dis
 from above the lower object and by whether the lower object shows in the image
 (nominal colours: a pixel clearly bluer than red and green). It prints how far the
 student's arm actions are from the expert's labels in each bin, beside the labels'
-own size, and the same visibility for the expert's own carries.
+own size, and the same visibility for the expert's own carries, with how many steps
+ago the lower object was last in view in that episode (what a memory could recall).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from pathlib import Path
 import numpy as np
 
 BINS_M = [(0.0, 0.02), (0.02, 0.04), (0.04, 0.07), (0.07, 0.10), (0.10, 0.30)]
+RECALL_STEPS = (3, 10, 30)
+NEVER = 10**6  # steps since the lower object was seen, before its first sighting
 CARRY = 3  # ScriptedController.phases: carrying the grasped cube
 
 
@@ -32,10 +35,12 @@ def lower_object_visible(images: np.ndarray) -> np.ndarray:
 
 
 def carry_states(env, expert, act, steps: int, seed: int) -> np.ndarray:
-    """Rows (distance m, visible, mean |action - label|, mean |label|) over carry states."""
+    """Rows (distance m, visible, mean |action - label|, mean |label|, steps since the
+    lower object was last in view in this episode) over carry states."""
     obs, _ = env.reset(seed=seed)
     rows = []
-    for _ in range(steps):
+    last_seen = np.full(env.num_envs, -NEVER)
+    for step in range(steps):
         state = env.sim_state()
         grasp_point, hover = expert.approach(state)
         phase = expert.phases(state, grasp_point, hover)
@@ -43,11 +48,13 @@ def carry_states(env, expert, act, steps: int, seed: int) -> np.ndarray:
         action = label if act is None else act(obs)
         distance, _ = env.task.stack_error(state)
         visible = lower_object_visible(obs["image"])
+        last_seen[visible] = step
         error = np.abs(action[:, :4] - label[:, :4]).mean(axis=1)
         size = np.abs(label[:, :4]).mean(axis=1)
         for i in np.flatnonzero(phase == CARRY):
-            rows.append((distance[i], visible[i], error[i], size[i]))
-        obs, *_ = env.step(action)
+            rows.append((distance[i], visible[i], error[i], size[i], step - last_seen[i]))
+        obs, _, terminated, truncated, _ = env.step(action)
+        last_seen[terminated | truncated] = -NEVER
     return np.array(rows)
 
 
@@ -96,6 +103,14 @@ def main() -> None:
         if inside.any():
             share = expert[inside, 1].mean()
             print(f"{low * 100:.0f}-{high * 100:.0f} cm | {inside.sum()} states | {share:.0%}")
+    print("\nthe expert's own carries: lower object last in view within N steps (a memory)")
+    print("distance | " + " | ".join(f"within {n}" for n in RECALL_STEPS) + " | not yet seen")
+    for low, high in BINS_M:
+        inside = (expert[:, 0] >= low) & (expert[:, 0] < high)
+        if inside.any():
+            since = expert[inside, 4]
+            shares = " | ".join(f"{(since <= n).mean():.0%}" for n in RECALL_STEPS)
+            print(f"{low * 100:.0f}-{high * 100:.0f} cm | {shares} | {(since >= NEVER).mean():.0%}")
 
 
 if __name__ == "__main__":
