@@ -155,9 +155,10 @@ def test_device_selection_on_a_cpu_machine(monkeypatch):
 
 
 def test_cpu_defaults_keep_the_reference_batch_and_update_ratio():
-    """The CPU defaults differ from the reference's in envs, budget and temperature,
-    not in batch and UTD: on three Reach seeds its 512 at 0.25 did as well pooled as
-    256 at 0.5 (the same samples per transition) and better on the weakest seed."""
+    """The CPU defaults differ from the reference's in scale (envs, budget, buffer) and
+    starting temperature, not in batch and UTD: on three Reach seeds its 512 at 0.25 did
+    as well pooled as 256 at 0.5 (the same samples per transition) and better on the
+    weakest seed."""
     cpu, reference = sac.Args(), sac.GPU_DEFAULTS
     assert (cpu.batch_size, cpu.utd) == (reference["batch_size"], reference["utd"])
 
