@@ -96,21 +96,20 @@ def main() -> None:
                     f"{inside.sum()} | {student[inside, 2].mean():.2f} | "
                     f"{student[inside, 3].mean():.2f}"
                 )
-    print("\nthe expert's own carries: share of states with the lower object in view")
+    print("\nthe expert's own carries: the lower object in view now, and last in view")
+    print("within N steps in this episode (what a memory could recall)")
+    recall = " | ".join(f"within {n}" for n in RECALL_STEPS)
+    print(f"distance | states | in view | {recall} | not yet seen")
     expert = runs["expert"]
-    for low, high in BINS_M:
-        inside = (expert[:, 0] >= low) & (expert[:, 0] < high)
-        if inside.any():
-            share = expert[inside, 1].mean()
-            print(f"{low * 100:.0f}-{high * 100:.0f} cm | {inside.sum()} states | {share:.0%}")
-    print("\nthe expert's own carries: lower object last in view within N steps (a memory)")
-    print("distance | " + " | ".join(f"within {n}" for n in RECALL_STEPS) + " | not yet seen")
     for low, high in BINS_M:
         inside = (expert[:, 0] >= low) & (expert[:, 0] < high)
         if inside.any():
             since = expert[inside, 4]
             shares = " | ".join(f"{(since <= n).mean():.0%}" for n in RECALL_STEPS)
-            print(f"{low * 100:.0f}-{high * 100:.0f} cm | {shares} | {(since >= NEVER).mean():.0%}")
+            print(
+                f"{low * 100:.0f}-{high * 100:.0f} cm | {inside.sum()} | "
+                f"{expert[inside, 1].mean():.0%} | {shares} | {(since >= NEVER).mean():.0%}"
+            )
 
 
 if __name__ == "__main__":
