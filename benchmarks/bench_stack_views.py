@@ -11,7 +11,8 @@ from above the lower object and by whether the lower object shows in the image
 (nominal colours: a pixel clearly bluer than red and green). It prints how far the
 student's arm actions are from the expert's labels in each bin, beside the labels'
 own size, and the same visibility for the expert's own carries, with how many steps
-ago the lower object was last in view in that episode (what a memory could recall).
+ago the lower object was last in view in that episode (what a memory could recall)
+and by which way the jaws' camera side points.
 """
 
 from __future__ import annotations
@@ -34,9 +35,23 @@ def lower_object_visible(images: np.ndarray) -> np.ndarray:
     return blueness.max(axis=(1, 2)) > 40
 
 
+def camera_side_off(env, expert, state) -> np.ndarray:
+    """Degrees, horizontally, between the jaws' +y axis and the way from the pinch point
+    to the lower object."""
+    xmat = env.batch.bind("xmat")[:, expert.gripper_body].reshape(-1, 3, 3)
+    side = xmat[:, :2, 1]
+    way = state.target_pos[:, :2] - state.pinch[:, :2]
+    cosine = (side * way).sum(axis=1) / (
+        np.linalg.norm(side, axis=1) * np.linalg.norm(way, axis=1) + 1e-9
+    )
+    return np.degrees(np.arccos(np.clip(cosine, -1.0, 1.0)))
+
+
 def carry_states(env, expert, act, steps: int, seed: int) -> np.ndarray:
     """Rows (distance m, visible, mean |action - label|, mean |label|, steps since the
-    lower object was last in view in this episode) over carry states."""
+    lower object was last in view in this episode, degrees between the jaws' +y (the
+    side the wrist camera looks towards) and the way to the lower object) over carry
+    states."""
     obs, _ = env.reset(seed=seed)
     rows = []
     last_seen = np.full(env.num_envs, -NEVER)
@@ -51,8 +66,9 @@ def carry_states(env, expert, act, steps: int, seed: int) -> np.ndarray:
         last_seen[visible] = step
         error = np.abs(action[:, :4] - label[:, :4]).mean(axis=1)
         size = np.abs(label[:, :4]).mean(axis=1)
+        off = camera_side_off(env, expert, state)
         for i in np.flatnonzero(phase == CARRY):
-            rows.append((distance[i], visible[i], error[i], size[i], step - last_seen[i]))
+            rows.append((distance[i], visible[i], error[i], size[i], step - last_seen[i], off[i]))
         obs, _, terminated, truncated, _ = env.step(action)
         last_seen[terminated | truncated] = -NEVER
     return np.array(rows)
@@ -110,6 +126,19 @@ def main() -> None:
                 f"{low * 100:.0f}-{high * 100:.0f} cm | {inside.sum()} | "
                 f"{expert[inside, 1].mean():.0%} | {shares} | {(since >= NEVER).mean():.0%}"
             )
+    print("\nthe expert's own carries by which way the jaws' +y (the camera's side) points")
+    print("against the way to the lower object")
+    print("distance | within 90 deg of it: states, in view | further: states, in view")
+    for low, high in BINS_M:
+        inside = (expert[:, 0] >= low) & (expert[:, 0] < high)
+        towards = inside & (expert[:, 5] <= 90)
+        away = inside & (expert[:, 5] > 90)
+        cells = [
+            f"{part.sum()}, {expert[part, 1].mean():.0%}" if part.any() else "0, -"
+            for part in (towards, away)
+        ]
+        if inside.any():
+            print(f"{low * 100:.0f}-{high * 100:.0f} cm | {cells[0]} | {cells[1]}")
 
 
 if __name__ == "__main__":
