@@ -55,9 +55,10 @@ class Args:
     ``auto`` (cuda where a GPU exists). Rendering stays on the CPU either way."""
     num_envs: int = 32
     """Parallel envs (the reference: 1,024 on a GPU)."""
-    total_steps: int = 60_000
+    total_steps: int = 80_000
     """Total env transitions (Reach with drawn desk colours: 90% first evaluated
-    between 36k and 60k on three seeds; docs/training.md)."""
+    between 36k and 60k on three seeds; the weakest seed's best policy came after 60k,
+    docs/training.md)."""
     learning_starts: int = 2_000
     """Random-action transitions before updates begin."""
     buffer_size: int = 300_000
