@@ -35,6 +35,14 @@ def lower_object_visible(images: np.ndarray) -> np.ndarray:
     return blueness.max(axis=(1, 2)) > 40
 
 
+def distance_bins(rows: np.ndarray):
+    """(label, mask) for each ``BINS_M`` bin of the rows' distance column that holds any."""
+    for low, high in BINS_M:
+        inside = (rows[:, 0] >= low) & (rows[:, 0] < high)
+        if inside.any():
+            yield f"{low * 100:.0f}-{high * 100:.0f} cm", inside
+
+
 def camera_side_off(env, expert, state) -> np.ndarray:
     """Degrees, horizontally, between the jaws' +y axis and the way from the pinch point
     to the lower object."""
@@ -103,12 +111,12 @@ def main() -> None:
     print(f"{contract.task}: carry states, arm joints' mean |student - expert label|")
     print("distance | lower object | student's states | |student - label| | |label|")
     student = runs["student"]
-    for low, high in BINS_M:
+    for distance, inside_bin in distance_bins(student):
         for visible in (False, True):
-            inside = (student[:, 0] >= low) & (student[:, 0] < high) & (student[:, 1] == visible)
+            inside = inside_bin & (student[:, 1] == visible)
             if inside.any():
                 print(
-                    f"{low * 100:.0f}-{high * 100:.0f} cm | {'seen' if visible else 'unseen'} | "
+                    f"{distance} | {'seen' if visible else 'unseen'} | "
                     f"{inside.sum()} | {student[inside, 2].mean():.2f} | "
                     f"{student[inside, 3].mean():.2f}"
                 )
@@ -117,28 +125,24 @@ def main() -> None:
     recall = " | ".join(f"within {n}" for n in RECALL_STEPS)
     print(f"distance | states | in view | {recall} | not yet seen")
     expert = runs["expert"]
-    for low, high in BINS_M:
-        inside = (expert[:, 0] >= low) & (expert[:, 0] < high)
-        if inside.any():
-            since = expert[inside, 4]
-            shares = " | ".join(f"{(since <= n).mean():.0%}" for n in RECALL_STEPS)
-            print(
-                f"{low * 100:.0f}-{high * 100:.0f} cm | {inside.sum()} | "
-                f"{expert[inside, 1].mean():.0%} | {shares} | {(since >= NEVER).mean():.0%}"
-            )
+    for distance, inside in distance_bins(expert):
+        since = expert[inside, 4]
+        shares = " | ".join(f"{(since <= n).mean():.0%}" for n in RECALL_STEPS)
+        print(
+            f"{distance} | {inside.sum()} | "
+            f"{expert[inside, 1].mean():.0%} | {shares} | {(since >= NEVER).mean():.0%}"
+        )
     print("\nthe expert's own carries by which way the jaws' +y (the camera's side) points")
     print("against the way to the lower object")
     print("distance | within 90 deg of it: states, in view | further: states, in view")
-    for low, high in BINS_M:
-        inside = (expert[:, 0] >= low) & (expert[:, 0] < high)
+    for distance, inside in distance_bins(expert):
         towards = inside & (expert[:, 5] <= 90)
         away = inside & (expert[:, 5] > 90)
         cells = [
             f"{part.sum()}, {expert[part, 1].mean():.0%}" if part.any() else "0, -"
             for part in (towards, away)
         ]
-        if inside.any():
-            print(f"{low * 100:.0f}-{high * 100:.0f} cm | {cells[0]} | {cells[1]}")
+        print(f"{distance} | {cells[0]} | {cells[1]}")
 
 
 if __name__ == "__main__":
