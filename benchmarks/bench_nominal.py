@@ -36,7 +36,7 @@ def main() -> None:
         policy.eval()
         env = BatchedEnv(contract.task, 32, seed=args.seed)
         try:
-            rate = evaluate(env, policy_actor(policy), args.episodes, args.seed)
+            rate = evaluate(env, policy_actor(policy, env), args.episodes, args.seed)
         finally:
             env.close()
         successes = round(rate * args.episodes)

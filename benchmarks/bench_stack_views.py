@@ -101,8 +101,9 @@ def main() -> None:
     policy, contract = load_policy(args.policy)
     policy.eval()
     runs = {}
-    for who, act in (("student", policy_actor(policy)), ("expert", None)):
+    for who in ("student", "expert"):
         env = BatchedEnv(contract.task, 32, seed=args.seed)
+        act = policy_actor(policy, env) if who == "student" else None
         try:
             runs[who] = carry_states(env, ScriptedController(env), act, args.steps, args.seed)
         finally:

@@ -82,6 +82,12 @@ def test_train_resolves_each_task_to_its_own_training_defaults(tmp_path, capsys)
     assert json.loads(capsys.readouterr().out)["teacher_steps"] == 5
     main(["train", "Reach", "--out", str(tmp_path), "--dry-run", "--architecture", "squint"])
     assert json.loads(capsys.readouterr().out)["architecture"] == "squint"
+    # Stack's student remembers what it saw on the way (the lower object leaves the view).
+    for task in ("StackCube", "StackCan"):
+        main(["train", task, "--out", str(tmp_path), "--dry-run"])
+        assert json.loads(capsys.readouterr().out)["architecture"] == "recurrent"
+    main(["train", "StackCan", "--out", str(tmp_path), "--dry-run", "--architecture", "student"])
+    assert json.loads(capsys.readouterr().out)["architecture"] == "student"
 
 
 def test_sac_resolves_cpu_defaults_and_refuses_a_missing_gpu(tmp_path, capsys, monkeypatch):

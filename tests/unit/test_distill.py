@@ -22,7 +22,7 @@ def test_the_best_evaluated_student_is_kept_and_evaluations_are_sparse(tmp_path,
         return next(scores)
 
     # The evaluation receives the student itself, so each evaluated state is recorded.
-    monkeypatch.setattr(distill, "policy_actor", lambda student: student)
+    monkeypatch.setattr(distill, "policy_actor", lambda student, env: student)
     monkeypatch.setattr(distill, "evaluate", fake_evaluate)
     args = distill.args_for_task(
         "Reach",
@@ -90,4 +90,10 @@ def test_the_expert_driven_fraction_of_envs_steps_with_the_teachers_labels(tmp_p
 def test_an_expert_driven_fraction_outside_zero_to_one_is_refused(tmp_path):
     args = distill.args_for_task("Reach", out=str(tmp_path), expert_driven=1.5)
     with pytest.raises(ConfigError, match="expert_driven"):
+        distill.main(args)
+
+
+def test_an_empty_sequence_batch_is_refused(tmp_path):
+    args = distill.args_for_task("StackCube", out=str(tmp_path), sequence_batch=0)
+    with pytest.raises(ConfigError, match="sequence_batch"):
         distill.main(args)

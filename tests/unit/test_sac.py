@@ -226,7 +226,7 @@ def test_the_best_evaluated_policy_is_shipped(tmp_path, monkeypatch, keep_best):
         return {"extra": kwargs["extra"]}
 
     # The evaluation receives the policy itself, so each evaluated state is recorded.
-    monkeypatch.setattr(sac, "policy_actor", lambda policy: policy)
+    monkeypatch.setattr(sac, "policy_actor", lambda policy, env: policy)
     monkeypatch.setattr(sac, "evaluate", fake_evaluate)
     monkeypatch.setattr(sac, "finish_run", recording_finish_run)
     # 150 iterations of 8 envs, evaluated at 50 (before any update), 100 and 150.

@@ -47,10 +47,11 @@ def register(subparsers) -> None:
     parser.add_argument("--dagger-rounds", type=int, default=None, help="DAgger rounds")
     parser.add_argument(
         "--architecture",
-        choices=["student", "squint"],
+        choices=["student", "squint", "recurrent"],
         default=None,
         help="distill: the student network (student: realgap's; squint: the reference's "
-        "cheaper encoder); sac always trains the reference's",
+        "cheaper encoder; recurrent: realgap's with a memory); default from the task; sac "
+        "always trains the reference's",
     )
     parser.add_argument("--nominal", action="store_true", help="train without domain randomization")
     parser.add_argument(

@@ -46,8 +46,9 @@ class PolicyContract:
     version: int = CONTRACT_VERSION
     architecture: str = field(default="student", compare=False)
     """The network in ``policy.pt`` (``student``: realgap's distilled student;
-    ``squint``: the reference recipe's, trained by visual SAC). Worlds do not care
-    which, so it is not compared; the loader builds the network it names."""
+    ``squint``: the reference recipe's, trained by visual SAC; ``recurrent``: the
+    student with a memory, which the runtime zeroes at every episode start). Worlds do
+    not care which, so it is not compared; the loader builds the network it names."""
     weights_sha256: str = field(default="", compare=False)
     """Digest of the ``policy.pt`` this contract was saved with: a contract copied
     from another policy, or weights changed after training, are refused at load."""

@@ -20,6 +20,7 @@ import torch
 from realgap.policy.checkpoint import load_contract, load_policy
 from realgap.policy.contract import ContractMismatch, PolicyContract
 from realgap.policy.folder import WEIGHTS
+from realgap.policy.networks import MemoryRunner, is_recurrent
 from realgap.policy.onnx_policy import ONNX_FILE, OnnxPolicy, StaleExport
 
 ENTRY_POINT_GROUP = "realgap.policy_loaders"
@@ -88,6 +89,8 @@ def load_visual_policy(folder: Path) -> Runtime:
             else:
                 raise
     network, _ = load_policy(folder)
+    if is_recurrent(network):
+        return MemoryRunner(network)
 
     def act(image, state):
         image, state = np.asarray(image, dtype=np.uint8), np.asarray(state, dtype=np.float32)

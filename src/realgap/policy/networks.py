@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -177,7 +178,95 @@ class SquintPolicy(nn.Module):
         return torch.tanh(self.head(self.encoder(image), self.state_norm(state)))
 
 
-ARCHITECTURES: dict[str, type[nn.Module]] = {"student": VisualPolicy, "squint": SquintPolicy}
+class RecurrentVisualPolicy(nn.Module):
+    """:class:`VisualPolicy` with a memory: a GRU cell carries what the wrist camera
+    saw earlier in the episode. Stacking needs it: while the held cube is carried,
+    the lower object is mostly out of view, but it was seen on the way there.
+
+    ``forward(image, state, memory) -> (action, memory)``; a fresh episode starts
+    from :meth:`initial_memory` (zeros). :meth:`unroll` runs whole sequences for
+    training, zeroing the memory where an episode begins.
+    """
+
+    def __init__(
+        self, image_size: int = 16, state_dim: int = 12, hidden: int = 256, memory_size: int = 64
+    ):
+        super().__init__()
+        self.image_size, self.memory_size = image_size, memory_size
+        self.state_norm = RunningNorm(state_dim)
+        self.encoder = ImageEncoder(image_size)
+        width = self.encoder.features + state_dim
+        self.memory = nn.GRUCell(width, memory_size)
+        self.head = mlp([width + memory_size, hidden, hidden, 6], activation=nn.ReLU)
+
+    def initial_memory(self, batch: int) -> torch.Tensor:
+        return torch.zeros(batch, self.memory_size)
+
+    def _features(self, image: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.encoder(image), self.state_norm(state)], dim=-1)
+
+    def forward(
+        self, image: torch.Tensor, state: torch.Tensor, memory: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        features = self._features(image, state)
+        memory = self.memory(features, memory)
+        return torch.tanh(self.head(torch.cat([features, memory], dim=-1))), memory
+
+    def unroll(
+        self, images: torch.Tensor, states: torch.Tensor, firsts: torch.Tensor
+    ) -> torch.Tensor:
+        """Actions for (T, B) sequences of observations; ``firsts`` (T, B) marks the
+        steps where an episode begins (memory zeroed before them)."""
+        steps, batch = firsts.shape
+        features = self._features(images.flatten(0, 1), states.flatten(0, 1))
+        features = features.view(steps, batch, -1)
+        memory, memories = self.initial_memory(batch), []
+        for t in range(steps):
+            memory = self.memory(features[t], memory * (~firsts[t]).float().unsqueeze(-1))
+            memories.append(memory)
+        joined = torch.cat([features, torch.stack(memories)], dim=-1)
+        return torch.tanh(self.head(joined))
+
+
+def is_recurrent(policy: nn.Module) -> bool:
+    """Whether a visual network carries memory between decisions."""
+    return isinstance(policy, RecurrentVisualPolicy)
+
+
+class MemoryRunner:
+    """Stateful numpy executor of a :class:`RecurrentVisualPolicy`:
+    ``runner(image, state) -> action`` for one observation or a batch of envs stepping
+    in lock-step; ``reset()`` at every episode start, ``reset(mask)`` for the envs of a
+    batch whose episode just began."""
+
+    def __init__(self, network: RecurrentVisualPolicy):
+        self.network = network
+        self.memory: torch.Tensor | None = None
+
+    def reset(self, which=None) -> None:
+        if which is None or self.memory is None:
+            self.memory = None
+        else:
+            self.memory[torch.as_tensor(which, dtype=torch.bool)] = 0.0
+
+    def __call__(self, image, state):
+        image, state = np.asarray(image, dtype=np.uint8), np.asarray(state, dtype=np.float32)
+        if image.ndim == 3:
+            return self(image[None], state[None])[0]
+        if self.memory is None or len(self.memory) != len(image):
+            self.memory = self.network.initial_memory(len(image))
+        with torch.no_grad():
+            action, self.memory = self.network(
+                torch.from_numpy(image), torch.from_numpy(state), self.memory
+            )
+        return action.numpy()
+
+
+ARCHITECTURES: dict[str, type[nn.Module]] = {
+    "student": VisualPolicy,
+    "squint": SquintPolicy,
+    "recurrent": RecurrentVisualPolicy,
+}
 """The visual networks a policy folder may hold, by the name its contract records."""
 
 

@@ -10,6 +10,8 @@ from realgap.policy.contract import ContractMismatch
 from realgap.policy.folder import WEIGHTS, check_weights, load_contract, weights_digest
 
 ONNX_FILE = "policy.onnx"
+MEMORY_IN, MEMORY_OUT = "memory", "next_memory"
+"""A recurrent policy's extra input and output: what it carries between decisions."""
 DIGEST_KEY = "realgap.weights_sha256"
 """ONNX metadata: the digest of the policy.pt the model was exported from."""
 
@@ -27,20 +29,25 @@ def export_onnx(folder: str | Path) -> Path:
     import torch
 
     from realgap.policy.checkpoint import load_policy  # torch: only when exporting
+    from realgap.policy.networks import is_recurrent
 
     folder = Path(folder)
     policy, contract = load_policy(folder)
     size = policy.image_size
-    image = torch.zeros(1, size, size, 3, dtype=torch.uint8)
-    state = torch.zeros(1, 12)
+    inputs = [torch.zeros(1, size, size, 3, dtype=torch.uint8), torch.zeros(1, 12)]
+    input_names, output_names = ["image", "state"], ["action"]
+    if is_recurrent(policy):  # the memory goes in and comes out
+        inputs.append(policy.initial_memory(1))
+        input_names.append(MEMORY_IN)
+        output_names.append(MEMORY_OUT)
     path = folder / ONNX_FILE
     torch.onnx.export(
         policy,
-        (image, state),
+        tuple(inputs),
         str(path),
-        input_names=["image", "state"],
-        output_names=["action"],
-        dynamic_axes={"image": {0: "batch"}, "state": {0: "batch"}, "action": {0: "batch"}},
+        input_names=input_names,
+        output_names=output_names,
+        dynamic_axes={name: {0: "batch"} for name in input_names + output_names},
         opset_version=17,
         dynamo=False,
     )
@@ -85,13 +92,26 @@ class OnnxPolicy:
         if list(declared) != [size, size]:
             raise ContractMismatch(f"{path}: takes {declared} images, contract says {size}")
         self.contract = contract.to_dict()
+        inputs = {item.name: item for item in self.session.get_inputs()}
+        self.memory_size = inputs[MEMORY_IN].shape[1] if MEMORY_IN in inputs else 0
+        self.memory: np.ndarray | None = None
+
+    def reset(self) -> None:
+        """Forget the episode so far (a recurrent policy's memory; else nothing)."""
+        self.memory = None
 
     def __call__(self, image: np.ndarray, state: np.ndarray) -> np.ndarray:
         image = np.ascontiguousarray(image, dtype=np.uint8)
         state = np.ascontiguousarray(state, dtype=np.float32)
         if image.ndim == 3:
             return self(image[None], state[None])[0]
-        return self.session.run(["action"], {"image": image, "state": state})[0]
+        if not self.memory_size:
+            return self.session.run(["action"], {"image": image, "state": state})[0]
+        if self.memory is None or len(self.memory) != len(image):
+            self.memory = np.zeros((len(image), self.memory_size), dtype=np.float32)
+        feeds = {"image": image, "state": state, MEMORY_IN: self.memory}
+        action, self.memory = self.session.run(["action", MEMORY_OUT], feeds)
+        return action
 
 
 def measure_latency(folder: str | Path, decisions: int = 2000) -> dict:

@@ -13,7 +13,7 @@ from torch import nn
 from realgap import runs
 from realgap.policy.checkpoint import save_policy
 from realgap.policy.contract import PolicyContract
-from realgap.policy.networks import parameter_count
+from realgap.policy.networks import MemoryRunner, is_recurrent, parameter_count
 from realgap.runs import RunFolder
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.calibration import Calibration, load_twin
@@ -49,8 +49,17 @@ def evaluate(env: BatchedEnv, act, episodes: int, seed: int) -> float:
     return success_rate(rollout(env, act, obs, episodes=episodes))
 
 
-def policy_actor(policy: nn.Module):
-    """``obs -> actions`` for a visual policy, without gradients."""
+def policy_actor(policy: nn.Module, env: BatchedEnv):
+    """``obs -> actions`` for a visual policy acting in ``env``, without gradients. A
+    recurrent policy's memory is zeroed for the envs whose episode just began."""
+    if is_recurrent(policy):
+        runner = MemoryRunner(policy)
+
+        def act_with_memory(obs):
+            runner.reset(env.steps == 0)
+            return runner(obs["image"], obs["state"])
+
+        return act_with_memory
 
     def act(obs):
         with torch.no_grad():
@@ -104,7 +113,7 @@ def finish_run(
         }
     )
     save_policy(run.policy, policy, contract)
-    success = evaluate(nominal, policy_actor(policy), episodes, seed)
+    success = evaluate(nominal, policy_actor(policy, nominal), episodes, seed)
     summary = {
         "task": task,
         "recipe": recipe,

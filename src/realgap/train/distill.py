@@ -4,7 +4,8 @@ Read top to bottom:
 1. Teacher: PPO on batched envs *without rendering*, observing the 12 joint
    numbers plus privileged state (cube and pinch positions...), under the
    task's domain randomization.
-2. Student: the visual policy that ships (16x16 wrist image + 12 joint numbers).
+2. Student: the visual policy that ships (16x16 wrist image + 12 joint numbers;
+   ``recurrent``: with a memory, regressed on whole episodes).
    DAgger: the student acts (after a first teacher-driven round), the teacher
    labels every visited state, the labelled states are aggregated and the
    student is regressed onto them. Because the student acts, it is trained on
@@ -26,7 +27,7 @@ from torch import nn
 from realgap import runs
 from realgap.errors import ConfigError
 from realgap.policy.checkpoint import load_policy
-from realgap.policy.networks import StateTeacher, build_policy
+from realgap.policy.networks import StateTeacher, build_policy, is_recurrent
 from realgap.runs import RunFolder
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.scripted import ScriptedController
@@ -38,6 +39,7 @@ from realgap.train.common import (
     policy_actor,
     training_worlds,
 )
+from realgap.train.student_fit import fit_samples, fit_sequences
 
 
 @dataclass
@@ -98,8 +100,11 @@ class Args:
     student_lr: float = 1e-3
     """Adam learning rate of the student."""
     architecture: str = "student"
-    """The student network: ``student`` (realgap's 3x3 encoder) or ``squint`` (the
-    reference recipe's cheaper 4x4 encoder and layer-normed head)."""
+    """The student network: ``student`` (realgap's 3x3 encoder), ``squint`` (the
+    reference recipe's cheaper 4x4 encoder and layer-normed head) or ``recurrent``
+    (realgap's with a memory, trained on whole episodes)."""
+    sequence_batch: int = 8
+    """Episodes per minibatch for a recurrent student."""
     buffer_size: int = 100_000
     """Aggregated DAgger samples kept (oldest dropped first)."""
     eval_episodes: int = 64
@@ -296,7 +301,9 @@ def train_student(
     # Like PPO's, the student's success wobbles between rounds (PickCube: 94% at round
     # 12, 69% at 16): keep the best evaluated student.
     best = BestSnapshot(student)
-    images, states, labels = [], [], []
+    recurrent = is_recurrent(student)
+    memory = student.initial_memory(args.student_envs) if recurrent else None
+    images, states, labels, firsts = [], [], [], []
     obs, _ = env.reset(seed=args.seed + 2)
     driven = np.arange(args.student_envs) < round(args.expert_driven * args.student_envs)
     nominal = BatchedEnv(args.task, 32, twin=twin, render=True, seed=args.seed + 3)
@@ -304,15 +311,21 @@ def train_student(
         bar = progress.add_task("student (DAgger)", total=args.dagger_rounds)
         for round_index in range(args.dagger_rounds):
             for _ in range(args.dagger_steps):
+                first = env.steps == 0  # these envs' episodes begin now
                 with torch.no_grad():
                     label = label_for(obs)
-                    student.state_norm.update(torch.from_numpy(obs["state"]))
-                    own = student(
-                        torch.from_numpy(obs["image"]), torch.from_numpy(obs["state"])
-                    ).numpy()
+                    image, state = torch.from_numpy(obs["image"]), torch.from_numpy(obs["state"])
+                    student.state_norm.update(state)
+                    if recurrent:
+                        memory[torch.from_numpy(first)] = 0.0
+                        own, memory = student(image, state, memory)
+                    else:
+                        own = student(image, state)
+                    own = own.numpy()
                 images.append(obs["image"])
                 states.append(obs["state"])
                 labels.append(label)
+                firsts.append(first)
                 # Round 0 follows the teacher; after that the student drives (but in the
                 # ``expert_driven`` envs) and the teacher only labels, so the data
                 # covers the student's own mistakes.
@@ -321,15 +334,13 @@ def train_student(
                 )
             keep = args.buffer_size // args.student_envs
             images, states, labels = images[-keep:], states[-keep:], labels[-keep:]
-            data_img = torch.from_numpy(np.concatenate(images))
-            data_state = torch.from_numpy(np.concatenate(states))
-            data_label = torch.from_numpy(np.concatenate(labels)).float()
-            total = len(data_label)
-            for idx in _minibatches(total, args):
-                loss = ((student(data_img[idx], data_state[idx]) - data_label[idx]) ** 2).mean()
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
+            firsts = firsts[-keep:]
+            if recurrent:  # on whole episodes, so the memory learns what later steps need
+                episode = env.config.episode_steps
+                data = (images, states, labels, firsts)
+                loss, total = fit_sequences(student, optimizer, *data, episode, args)
+            else:
+                loss, total = fit_samples(student, optimizer, images, states, labels, args)
             row = {
                 "phase": "student",
                 "update": round_index + 1,
@@ -339,7 +350,7 @@ def train_student(
             out_of_time = time.perf_counter() > deadline
             last = out_of_time or round_index + 1 == args.dagger_rounds
             if last or (round_index + 1) % args.student_eval_every == 0:
-                act = policy_actor(student)
+                act = policy_actor(student, nominal)
                 success = evaluate(nominal, act, args.eval_episodes, args.seed + 9)
                 row["success_rate"] = success
                 best.offer(success, student)
@@ -355,17 +366,6 @@ def train_student(
     return student, nominal
 
 
-def _minibatches(total: int, args: Args):
-    """Index batches for one DAgger round: ``student_updates`` random batches, or
-    ``student_epochs`` shuffled passes over the ``total`` samples."""
-    if args.student_updates is not None:
-        for _ in range(args.student_updates):
-            yield torch.randint(0, total, (min(args.student_batch, total),))
-        return
-    for _ in range(args.student_epochs):
-        yield from torch.randperm(total).split(args.student_batch)
-
-
 def _deadline(args: Args, started: float, share: float) -> float:
     """When a phase must stop: ``share`` of the budget after ``started``."""
     if args.time_budget_s is None:
@@ -379,6 +379,8 @@ def main(args: Args) -> dict:
         raise ConfigError(f"teacher must be 'ppo' or 'scripted', got {args.teacher!r}")
     if not 0.0 <= args.expert_driven <= 1.0:
         raise ConfigError(f"expert_driven must be a fraction in [0, 1], got {args.expert_driven}")
+    if args.sequence_batch < 1:
+        raise ConfigError(f"sequence_batch must be at least 1, got {args.sequence_batch}")
     started = time.perf_counter()
     torch.manual_seed(args.seed)
     run = RunFolder(args.out)

@@ -204,7 +204,7 @@ def main(args: Args) -> dict:
             if (iteration + 1) % args.eval_every == 0 or iteration + 1 == iterations:
                 policy = agent.policy()
                 row["success_rate"] = evaluate(
-                    nominal, policy_actor(policy), args.eval_episodes, args.seed + 5
+                    nominal, policy_actor(policy, nominal), args.eval_episodes, args.seed + 5
                 )
                 if best.offer(row["success_rate"], policy):
                     best_env_steps = steps
