@@ -83,9 +83,10 @@ def test_train_resolves_each_task_to_its_own_training_defaults(tmp_path, capsys)
     main(["train", "Reach", "--out", str(tmp_path), "--dry-run", "--architecture", "squint"])
     assert json.loads(capsys.readouterr().out)["architecture"] == "squint"
     # Stack's student remembers what it saw on the way (the lower object leaves the view).
-    for task in ("StackCube", "StackCan"):
+    for task, rounds in (("StackCube", 60), ("StackCan", 90)):
         main(["train", task, "--out", str(tmp_path), "--dry-run"])
-        assert json.loads(capsys.readouterr().out)["architecture"] == "recurrent"
+        resolved = json.loads(capsys.readouterr().out)
+        assert resolved["architecture"] == "recurrent" and resolved["dagger_rounds"] == rounds
     main(["train", "StackCan", "--out", str(tmp_path), "--dry-run", "--architecture", "student"])
     assert json.loads(capsys.readouterr().out)["architecture"] == "student"
 

@@ -167,3 +167,8 @@ class StackCan(StackCube):
     target_keep_out_m: ClassVar[float] = CAN_KEEP_OUT_M
     default_layout: ClassVar[str] = "cans"
     instruction = "put the red cube on the can"
+    train_defaults: ClassVar[dict[str, dict]] = {
+        # The recurrent StackCan student learns more slowly than StackCube's: on the same
+        # 192 fresh episodes 71.9% after 60 rounds, 77.1% after 90, 73.4% after 120.
+        "distill": {**StackCube.train_defaults["distill"], "dagger_rounds": 90},
+    }
