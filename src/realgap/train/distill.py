@@ -27,7 +27,7 @@ from torch import nn
 from realgap import runs
 from realgap.errors import ConfigError
 from realgap.policy.checkpoint import load_policy
-from realgap.policy.networks import StateTeacher, build_policy, is_recurrent
+from realgap.policy.networks import MemoryRunner, StateTeacher, build_policy, is_recurrent
 from realgap.runs import RunFolder
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.scripted import ScriptedController
@@ -302,7 +302,7 @@ def train_student(
     # 12, 69% at 16): keep the best evaluated student.
     best = BestSnapshot(student)
     recurrent = is_recurrent(student)
-    memory = student.initial_memory(args.student_envs) if recurrent else None
+    runner = MemoryRunner(student) if recurrent else None  # carries the student's memory
     images, states, labels, firsts = [], [], [], []
     obs, _ = env.reset(seed=args.seed + 2)
     driven = np.arange(args.student_envs) < round(args.expert_driven * args.student_envs)
@@ -317,11 +317,10 @@ def train_student(
                     image, state = torch.from_numpy(obs["image"]), torch.from_numpy(obs["state"])
                     student.state_norm.update(state)
                     if recurrent:
-                        memory[torch.from_numpy(first)] = 0.0
-                        own, memory = student(image, state, memory)
+                        runner.reset(first)
+                        own = runner(obs["image"], obs["state"])
                     else:
-                        own = student(image, state)
-                    own = own.numpy()
+                        own = student(image, state).numpy()
                 images.append(obs["image"])
                 states.append(obs["state"])
                 labels.append(label)

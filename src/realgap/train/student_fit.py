@@ -36,7 +36,7 @@ def fit_sequences(student, optimizer, images, states, labels, firsts, episode_st
     data_state = torch.from_numpy(np.stack(states))
     data_label = torch.from_numpy(np.stack(labels)).float()
     data_first = torch.from_numpy(np.stack(firsts))  # (T, N)
-    steps = len(data_first)
+    steps, total = len(data_first), data_first.numel()
     length = min(episode_steps, steps)
     candidates = torch.nonzero(data_first[: steps - length + 1])
     if len(candidates) == 0:  # a buffer shorter than an episode: any window
@@ -45,7 +45,7 @@ def fit_sequences(student, optimizer, images, states, labels, firsts, episode_st
         )
     updates = args.student_updates
     if updates is None:
-        updates = args.student_epochs * max(1, data_label[:, :, 0].numel() // args.student_batch)
+        updates = args.student_epochs * max(1, total // args.student_batch)
     offsets = torch.arange(length)[:, None]
     for _ in range(updates):
         pick = candidates[torch.randint(0, len(candidates), (args.sequence_batch,))]
@@ -59,7 +59,7 @@ def fit_sequences(student, optimizer, images, states, labels, firsts, episode_st
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-    return loss, data_label[:, :, 0].numel()
+    return loss, total
 
 
 def minibatches(total: int, args):
