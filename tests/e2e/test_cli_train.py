@@ -83,10 +83,12 @@ def test_train_resolves_each_task_to_its_own_training_defaults(tmp_path, capsys)
     main(["train", "Reach", "--out", str(tmp_path), "--dry-run", "--architecture", "squint"])
     assert json.loads(capsys.readouterr().out)["architecture"] == "squint"
     # Stack's student remembers what it saw on the way (the lower object leaves the view).
-    for task, rounds in (("StackCube", 60), ("StackCan", 90)):
+    # StackCan ships an average of its student's weights.
+    for task, rounds, average in (("StackCube", 60, 0.0), ("StackCan", 90, 0.99)):
         main(["train", task, "--out", str(tmp_path), "--dry-run"])
         resolved = json.loads(capsys.readouterr().out)
         assert resolved["architecture"] == "recurrent" and resolved["dagger_rounds"] == rounds
+        assert resolved["student_average"] == average
     main(["train", "StackCan", "--out", str(tmp_path), "--dry-run", "--architecture", "student"])
     assert json.loads(capsys.readouterr().out)["architecture"] == "student"
 

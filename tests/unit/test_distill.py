@@ -11,6 +11,7 @@ from realgap.errors import ConfigError
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.scripted import ScriptedController
 from realgap.train import distill
+from realgap.train.student_fit import WeightAverage
 
 
 def test_the_best_evaluated_student_is_kept_and_evaluations_are_sparse(tmp_path, monkeypatch):
@@ -96,4 +97,63 @@ def test_an_expert_driven_fraction_outside_zero_to_one_is_refused(tmp_path):
 def test_an_empty_sequence_batch_is_refused(tmp_path):
     args = distill.args_for_task("StackCube", out=str(tmp_path), sequence_batch=0)
     with pytest.raises(ConfigError, match="sequence_batch"):
+        distill.main(args)
+
+
+def test_a_weight_average_moves_by_one_minus_decay_and_copies_buffers():
+    net = torch.nn.BatchNorm1d(3)  # parameters and a running-statistics buffer
+    average = WeightAverage(net, decay=0.75)
+    before = net.weight.detach().clone()
+    with torch.no_grad():
+        net.weight.add_(4.0)
+        net.running_mean.fill_(2.0)
+    average.update()
+    torch.testing.assert_close(average.module.weight, before + 1.0)
+    torch.testing.assert_close(average.module.running_mean, torch.full((3,), 2.0))
+    assert not average.module.weight.requires_grad
+    for decay in (0.0, 1.0):
+        with pytest.raises(ValueError, match="decay"):
+            WeightAverage(net, decay)
+
+
+def test_the_student_average_is_what_is_evaluated_kept_and_shipped(tmp_path, monkeypatch):
+    averages, evaluated = [], []
+
+    class RecordedAverage(WeightAverage):
+        def __init__(self, module, decay):
+            super().__init__(module, decay)
+            averages.append(self)
+
+    def fake_evaluate(env, act, episodes, seed):
+        evaluated.append(act)
+        return 0.5
+
+    monkeypatch.setattr(distill, "WeightAverage", RecordedAverage)
+    monkeypatch.setattr(distill, "policy_actor", lambda policy, env: policy)
+    monkeypatch.setattr(distill, "evaluate", fake_evaluate)
+    args = distill.args_for_task(
+        "Reach",
+        out=str(tmp_path),
+        progress=False,
+        **{
+            **distill.QUICK,
+            "dagger_rounds": 2,
+            "dagger_steps": 4,
+            "student_envs": 4,
+            "student_updates": 3,
+            "student_average": 0.9,
+        },
+    )
+    shipped, nominal = distill.train_student(args, None, lambda row: None)
+    nominal.close()
+    (average,) = averages
+    assert shipped is average.module
+    assert all(policy is average.module for policy in evaluated)
+    trained, kept = average.source.state_dict(), shipped.state_dict()
+    assert not all(torch.equal(trained[name], kept[name]) for name in kept)
+
+
+def test_a_student_average_outside_its_range_is_refused(tmp_path):
+    args = distill.args_for_task("Reach", out=str(tmp_path), student_average=1.0)
+    with pytest.raises(ConfigError, match="student_average"):
         distill.main(args)

@@ -39,7 +39,7 @@ from realgap.train.common import (
     policy_actor,
     training_worlds,
 )
-from realgap.train.student_fit import fit_samples, fit_sequences
+from realgap.train.student_fit import WeightAverage, fit_samples, fit_sequences
 
 
 @dataclass
@@ -105,6 +105,10 @@ class Args:
     (realgap's with a memory, trained on whole episodes)."""
     sequence_batch: int = 8
     """Episodes per minibatch for a recurrent student."""
+    student_average: float = 0.0
+    """Decay (per gradient step) of an exponential moving average of the student's
+    weights; the average, not the last weights, is what is evaluated, kept and shipped,
+    while the student as trained keeps collecting the DAgger data (0: no average)."""
     buffer_size: int = 100_000
     """Aggregated DAgger samples kept (oldest dropped first)."""
     eval_episodes: int = 64
@@ -298,9 +302,11 @@ def train_student(
     else:
         student = build_policy(args.architecture, env.config.image_size)
     optimizer = torch.optim.Adam(student.parameters(), lr=args.student_lr)
+    average = WeightAverage(student, args.student_average) if args.student_average else None
+    shipped = average.module if average else student  # what is evaluated, kept, returned
     # Like PPO's, the student's success wobbles between rounds (PickCube: 94% at round
     # 12, 69% at 16): keep the best evaluated student.
-    best = BestSnapshot(student)
+    best = BestSnapshot(shipped)
     recurrent = is_recurrent(student)
     runner = MemoryRunner(student) if recurrent else None  # carries the student's memory
     images, states, labels, firsts = [], [], [], []
@@ -337,9 +343,10 @@ def train_student(
             if recurrent:  # on whole episodes, so the memory learns what later steps need
                 episode = env.config.episode_steps
                 data = (images, states, labels, firsts)
-                loss, total = fit_sequences(student, optimizer, *data, episode, args)
+                loss, total = fit_sequences(student, optimizer, *data, episode, args, average)
             else:
-                loss, total = fit_samples(student, optimizer, images, states, labels, args)
+                data = (images, states, labels)
+                loss, total = fit_samples(student, optimizer, *data, args, average)
             row = {
                 "phase": "student",
                 "update": round_index + 1,
@@ -349,10 +356,10 @@ def train_student(
             out_of_time = time.perf_counter() > deadline
             last = out_of_time or round_index + 1 == args.dagger_rounds
             if last or (round_index + 1) % args.student_eval_every == 0:
-                act = policy_actor(student, nominal)
+                act = policy_actor(shipped, nominal)
                 success = evaluate(nominal, act, args.eval_episodes, args.seed + 9)
                 row["success_rate"] = success
-                best.offer(success, student)
+                best.offer(success, shipped)
                 progress.update(bar, description=f"student (DAgger) success {success:.2f}")
             log(row)
             progress.update(bar, advance=1)
@@ -360,9 +367,9 @@ def train_student(
                 log({"phase": "student_budget_spent", "update": round_index + 1})
                 break
     env.close()
-    best.restore(student)
+    best.restore(shipped)
     log({"phase": "student_best", "success_rate": best.score})
-    return student, nominal
+    return shipped, nominal
 
 
 def _deadline(args: Args, started: float, share: float) -> float:
@@ -380,6 +387,10 @@ def main(args: Args) -> dict:
         raise ConfigError(f"expert_driven must be a fraction in [0, 1], got {args.expert_driven}")
     if args.sequence_batch < 1:
         raise ConfigError(f"sequence_batch must be at least 1, got {args.sequence_batch}")
+    if not 0.0 <= args.student_average < 1.0:
+        raise ConfigError(
+            f"student_average must be a decay in [0, 1) (0: none), got {args.student_average}"
+        )
     started = time.perf_counter()
     torch.manual_seed(args.seed)
     run = RunFolder(args.out)

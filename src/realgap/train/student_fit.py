@@ -2,16 +2,42 @@
 student, on whole episodes for a recurrent one.
 
 ``args`` is the distill recipe's ``Args`` (``student_updates``, ``student_epochs``,
-``student_batch``, ``sequence_batch``).
+``student_batch``, ``sequence_batch``). Both take an optional :class:`WeightAverage`,
+updated after every gradient step.
 """
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import torch
+from torch import nn
 
 
-def fit_samples(student, optimizer, images, states, labels, args):
+class WeightAverage:
+    """An exponential moving average of a module's weights, updated after every
+    gradient step; its buffers (the running state normalization) are copied as they
+    are. A student's weights wander from step to step under a constant learning rate
+    and a dataset that changes every DAgger round; their average acts more steadily
+    (docs/training.md has the figures)."""
+
+    def __init__(self, module: nn.Module, decay: float):
+        if not 0.0 < decay < 1.0:
+            raise ValueError(f"decay must be in (0, 1), got {decay}")
+        self.source, self.decay = module, decay
+        self.module = copy.deepcopy(module)
+        self.module.requires_grad_(False)
+
+    @torch.no_grad()
+    def update(self) -> None:
+        for average, weight in zip(self.module.parameters(), self.source.parameters()):
+            average.lerp_(weight, 1.0 - self.decay)
+        for average, buffer in zip(self.module.buffers(), self.source.buffers()):
+            average.copy_(buffer)
+
+
+def fit_samples(student, optimizer, images, states, labels, args, average=None):
     """One DAgger round's regression for a memoryless student, on single steps; returns
     the last minibatch's loss and the samples regressed on."""
     data_img = torch.from_numpy(np.concatenate(images))
@@ -23,10 +49,14 @@ def fit_samples(student, optimizer, images, states, labels, args):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+        if average is not None:
+            average.update()
     return loss, total
 
 
-def fit_sequences(student, optimizer, images, states, labels, firsts, episode_steps, args):
+def fit_sequences(
+    student, optimizer, images, states, labels, firsts, episode_steps, args, average=None
+):
     """One DAgger round's regression for a recurrent student, on whole episodes: each
     minibatch is ``sequence_batch`` windows of ``episode_steps`` steps (fewer when the
     buffer is shorter), starting where an episode begins, unrolled from a zero memory
@@ -59,6 +89,8 @@ def fit_sequences(student, optimizer, images, states, labels, firsts, episode_st
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+        if average is not None:
+            average.update()
     return loss, total
 
 
