@@ -37,6 +37,15 @@ class WeightAverage:
             average.copy_(buffer)
 
 
+def _gradient_step(optimizer, loss, average: WeightAverage | None) -> None:
+    """One optimizer step on ``loss``, then the weight average follows it."""
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if average is not None:
+        average.update()
+
+
 def fit_samples(student, optimizer, images, states, labels, args, average=None):
     """One DAgger round's regression for a memoryless student, on single steps; returns
     the last minibatch's loss and the samples regressed on."""
@@ -46,11 +55,7 @@ def fit_samples(student, optimizer, images, states, labels, args, average=None):
     total = len(data_label)
     for idx in minibatches(total, args):
         loss = ((student(data_img[idx], data_state[idx]) - data_label[idx]) ** 2).mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        if average is not None:
-            average.update()
+        _gradient_step(optimizer, loss, average)
     return loss, total
 
 
@@ -86,11 +91,7 @@ def fit_sequences(
             data_img[time_index, env_index], data_state[time_index, env_index], first
         )
         loss = ((actions - data_label[time_index, env_index]) ** 2).mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        if average is not None:
-            average.update()
+        _gradient_step(optimizer, loss, average)
     return loss, total
 
 
