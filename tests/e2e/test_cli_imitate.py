@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from realgap.bridge.env import DeployConfig
 from realgap.bridge.worlds import open_fake_world
@@ -12,7 +13,17 @@ from realgap.eval.matched import evaluate, evaluate_in_sim
 from realgap.imitate.dataset import load_demos
 
 
-def test_tiny_imitation_run_beats_a_random_policy(tmp_path, monkeypatch):
+def imitation_losses(run) -> list[float]:
+    rows = (run / "metrics.csv").read_text().splitlines()[1:]
+    return [float(row.split(",")[2]) for row in rows]
+
+
+@pytest.mark.learning
+def test_tiny_imitation_run_learns_and_runs_on_the_fake_arm(tmp_path, monkeypatch):
+    """Sim and fake-arm demos, a co-trained policy, evaluated in the sim and through the
+    bridge. A tiny run's success rate depends on the CPU's float kernels; that training
+    lowers the imitation loss does not (measured: to 0.05 of its first value on
+    three seeds and three CPU capabilities)."""
     monkeypatch.setenv("REALGAP_HOME", str(tmp_path / "home"))
     sim, real = tmp_path / "sim", tmp_path / "real"
     assert main(["demos", "Reach", "--world", "sim", "--episodes", "24", "--out", str(sim)]) == 0
@@ -24,17 +35,12 @@ def test_tiny_imitation_run_beats_a_random_policy(tmp_path, monkeypatch):
     assert main([*args, "--steps", "600", "--out", str(out)]) == 0
     contract = json.loads((out / "policy" / "contract.json").read_text())
     assert contract["action_mode"] == "absolute" and contract["extra"]["mix"] == 0.25
+    losses = imitation_losses(out)
+    assert len(losses) >= 10 and np.mean(losses[-3:]) < 0.5 * losses[0], losses
 
     layout = load_layout().for_task("Reach")
-    trained = evaluate(out / "policy", "sim", layout, 13)["overall"]["success_rate"]
-    rng = np.random.default_rng(0)
-    episodes = evaluate_in_sim(
-        lambda image, state: rng.uniform(-1, 1, (len(state), 6)), "Reach", layout, 13
-    )
-    inside = [e["success"] for e in episodes if layout.spots[e["spot_index"]].in_distribution]
-    random = float(np.mean(inside))
-    assert trained > random + 0.2, (trained, random)
-
+    trained = evaluate(out / "policy", "sim", layout, 13)["overall"]
+    assert trained["trials"] == 9 and 0 <= trained["success_rate"] <= 1
     fake = evaluate(
         out / "policy",
         "fake",
@@ -45,6 +51,24 @@ def test_tiny_imitation_run_beats_a_random_policy(tmp_path, monkeypatch):
     )
     assert fake["timing"]["target_ms"] == 100.0  # run at the demonstrations' 10 Hz
     assert fake["overall"]["trials"] == 9
+
+
+@pytest.mark.slow
+@pytest.mark.learning
+def test_an_imitation_policy_trained_long_enough_beats_random_actions(tmp_path):
+    """96 expert demos and 3,000 steps: far above random actions on any CPU."""
+    sim = tmp_path / "sim"
+    assert main(["demos", "Reach", "--world", "sim", "--episodes", "96", "--out", str(sim)]) == 0
+    out = tmp_path / "run"
+    assert main(["imitate", "--sim", str(sim), "--steps", "3000", "--out", str(out)]) == 0
+    layout = load_layout().for_task("Reach")
+    trained = evaluate(out / "policy", "sim", layout, 39)["overall"]["success_rate"]
+    rng = np.random.default_rng(0)
+    episodes = evaluate_in_sim(
+        lambda image, state: rng.uniform(-1, 1, (len(state), 6)), "Reach", layout, 39
+    )
+    inside = [e["success"] for e in episodes if layout.spots[e["spot_index"]].in_distribution]
+    assert trained > float(np.mean(inside)) + 0.4, (trained, inside)
 
 
 def test_dart_noise_is_for_sim_demos_only(tmp_path, capsys):

@@ -1,47 +1,106 @@
-"""A tiny end-to-end training run on Reach that beats a random policy, then export + bench."""
+"""Training end to end: a tiny run through train, export and bench, and what its
+resolved arguments are.
+
+A tiny training's success rate depends on the CPU's floating-point kernels (12% on
+one machine, 3% on another for the same seed), so the tiny run checks properties
+that hold on any CPU: the exported ONNX policy acts as the trained torch policy
+does, and training lowers the student's loss on the expert's labels. That a policy
+trained long enough beats random actions is the slow test below.
+"""
 
 import json
 
 import numpy as np
+import pytest
+import torch
 
 from realgap.cli import main
+from realgap.policy.checkpoint import load_policy
+from realgap.policy.networks import build_policy
 from realgap.policy.onnx_policy import OnnxPolicy
 from realgap.sim.batched_env import BatchedEnv
+from realgap.sim.scripted import ScriptedController
 from realgap.train.common import evaluate
 
 
+def expert_labelled(task: str, envs: int, steps: int, seed: int):
+    """Observations the scripted expert visits in the nominal sim, with its actions."""
+    env = BatchedEnv(task, envs, privileged=True, seed=seed)
+    expert = ScriptedController(env)
+    obs, _ = env.reset(seed=seed)
+    images, states, labels = [], [], []
+    for _ in range(steps):
+        action = expert.act()
+        images.append(obs["image"])
+        states.append(obs["state"])
+        labels.append(action)
+        obs, *_ = env.step(action)
+    env.close()
+    return (np.concatenate(images), np.concatenate(states), np.concatenate(labels))
+
+
+def regression_loss(policy, images, states, labels) -> float:
+    with torch.no_grad():
+        predicted = policy(torch.from_numpy(images), torch.from_numpy(states)).numpy()
+    return float(np.mean((predicted - labels) ** 2))
+
+
+@pytest.mark.learning
 def test_quick_train_export_bench(tmp_path):
     out = tmp_path / "run"
     assert main(["train", "Reach", "--out", str(out), "--quick", "--nominal"]) == 0
-    summary = json.loads((out / "summary.json").read_text())
     assert (out / "metrics.csv").read_text().count("\n") > 2
     assert json.loads((out / "config.json").read_text())["recipe"] == "distill"
+    summary = json.loads((out / "summary.json").read_text())
+    assert 0.0 <= summary["success_rate_nominal"] <= 1.0
 
     assert main(["export", str(out)]) == 0
-    assert (
-        main(
-            [
-                "bench",
-                "policy",
-                str(out),
-                "--decisions",
-                "20",
-                "--json",
-                str(tmp_path / "latency.json"),
-            ]
-        )
-        == 0
-    )
-    latency = json.loads((tmp_path / "latency.json").read_text())
+    latency_file = tmp_path / "latency.json"
+    argv = ["bench", "policy", str(out), "--decisions", "20", "--json", str(latency_file)]
+    assert main(argv) == 0
+    latency = json.loads(latency_file.read_text())
     assert latency["parameters"] > 250_000 and latency["mean_ms"] > 0
 
-    # The exported ONNX policy, run by onnxruntime alone, beats random actions.
-    policy = OnnxPolicy(out / "policy")
+    # The exported ONNX policy, run by onnxruntime alone, acts as the trained torch
+    # policy does on what the arm sees (a property of the export, on any CPU).
+    policy, _ = load_policy(out / "policy")
+    policy.eval()
+    images, states, labels = expert_labelled("Reach", 16, 12, seed=5)
+    onnx = OnnxPolicy(out / "policy")
+    with torch.no_grad():
+        torch_actions = policy(torch.from_numpy(images), torch.from_numpy(states)).numpy()
+    assert np.abs(onnx(images, states) - torch_actions).max() < 1e-4
+
+    # Training lowers the student's loss on the expert's labels: the trained student
+    # against the same network before training (its seed's initial weights). Measured
+    # ratio 0.53-0.59 over three seeds and four CPU capabilities; untrained sits at 1.
+    torch.manual_seed(0)
+    untrained = build_policy("student", 16).eval()
+    untrained.state_norm.load_state_dict(policy.state_norm.state_dict())
+    before = regression_loss(untrained, images, states, labels)
+    after = regression_loss(policy, images, states, labels)
+    assert after < 0.8 * before, (after, before)
+
+
+@pytest.mark.slow
+@pytest.mark.learning
+def test_reach_trained_with_its_defaults_beats_random_actions(tmp_path):
+    """A policy trained long enough (Reach's own defaults, about 80 s) beats random
+    actions by a margin no CPU's float kernels can close: 97-100% against 0%."""
+    out = tmp_path / "run"
+    assert main(["train", "Reach", "--out", str(out)]) == 0
+    policy, _ = load_policy(out / "policy")
+    policy.eval()
     env = BatchedEnv("Reach", 16, seed=5)
     rng = np.random.default_rng(0)
-    trained = evaluate(env, lambda obs: policy(obs["image"], obs["state"]), 32, seed=5)
-    random = evaluate(env, lambda obs: rng.uniform(-1, 1, (16, 6)), 32, seed=5)
-    assert trained > random + 0.1, (trained, random, summary)
+
+    def act(obs):
+        with torch.no_grad():
+            return policy(torch.from_numpy(obs["image"]), torch.from_numpy(obs["state"])).numpy()
+
+    trained = evaluate(env, act, 64, seed=5)
+    random = evaluate(env, lambda obs: rng.uniform(-1, 1, (16, 6)), 64, seed=5)
+    assert trained > random + 0.5, (trained, random)
 
 
 def test_quick_sac_run_writes_a_loadable_policy(tmp_path):

@@ -10,6 +10,9 @@ from realgap.policy.onnx_policy import OnnxPolicy
 def test_a_recurrent_student_trains_exports_and_deploys_forgetting_between_episodes(
     tmp_path, monkeypatch
 ):
+    # Its own camera lock: a test must not lean on one another test left in the home.
+    monkeypatch.setenv("REALGAP_HOME", str(tmp_path / "home"))
+    assert main(["camera", "lock", "--world", "fake", "--profile", "typical_so101"]) == 0
     run = tmp_path / "run"
     assert main(["train", "StackCube", "--out", str(run), "--quick"]) == 0
     contract = json.loads((run / "policy" / "contract.json").read_text())

@@ -5,6 +5,7 @@ ONNX."""
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 import torch
 
 from realgap.policy.checkpoint import load_policy, save_policy
@@ -126,6 +127,7 @@ def memory_task(episodes=16, steps=8, seed=0):
     return list(images), list(states), list(labels.astype(np.float32)), list(firsts)
 
 
+@pytest.mark.learning
 def test_sequence_regression_learns_what_only_memory_can_tell():
     images, states, labels, firsts = memory_task()
     args = distill.Args(student_updates=150, sequence_batch=8, student_lr=3e-3)

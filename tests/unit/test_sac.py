@@ -169,6 +169,7 @@ def test_cpu_budget_runs_past_where_the_weakest_seed_peaked():
     assert sac.Args().total_steps >= 80_000
 
 
+@pytest.mark.learning
 def test_tiny_sac_beats_a_random_policy_on_a_contextual_bandit():
     """Each step's best action is the sign pattern in the state (images blank);
     a few hundred updates of the real agent must find it."""

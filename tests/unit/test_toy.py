@@ -16,6 +16,10 @@ from realgap.toy.pointmass import (
     train,
 )
 
+# Every lesson is learned by training: tools/check-cpu-portability.sh runs them on every
+# CPU capability.
+pytestmark = pytest.mark.learning
+
 # Published training lengths, fewer seeds: the lessons must hold without the full sweep.
 FAST = experiments.ToyConfig(seeds_policies=2, seeds_other=2)
 
