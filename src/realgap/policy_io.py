@@ -98,20 +98,73 @@ def postprocess(
     black_level: float = 0.0,
 ) -> np.ndarray:
     """uint8 (H, W, 3) at any multiple of ``size`` -> uint8 (size, size, 3) policy image."""
-    pixels = area_downsample(image.astype(np.float32) / 255.0, size)
-    if gamma == 1.0 and not black_level:
-        pixels = pixels * exposure  # clipped once, at the end (as before tone existed)
-    else:
-        pixels = tone(pixels, exposure, gamma, black_level)
-    if hue:
-        pixels = pixels @ _hue_rotation(hue).T.astype(np.float32)
-    if saturation != 1.0:
+    batch = postprocess_batch(
+        image[None],
+        size,
+        *(np.array([v], dtype=float) for v in (exposure, brightness, contrast, saturation)),
+        *(np.array([v], dtype=float) for v in (hue, gamma, black_level)),
+    )
+    return batch[0]
+
+
+def postprocess_batch(
+    images: np.ndarray,
+    size: int,
+    exposure: np.ndarray,
+    brightness: np.ndarray,
+    contrast: np.ndarray,
+    saturation: np.ndarray,
+    hue: np.ndarray,
+    gamma: np.ndarray,
+    black_level: np.ndarray,
+    linear: bool = False,
+) -> np.ndarray:
+    """:func:`postprocess` for a batch: uint8 (n, H, W, 3) (or, with ``linear``, float32
+    0..1) -> uint8 (n, size, size, 3), each image with its own exposure, tone and colour
+    jitter (arrays of n). One vectorized pass instead of n small ones: the batched twin
+    renders 64 envs a step, and per-image numpy calls cost a quarter of its time."""
+    n = len(images)
+    pixels = images if linear else images.astype(np.float32) / np.float32(255.0)
+    height, width = pixels.shape[1:3]
+    if height % size or width % size:
+        raise ConfigError(f"cannot area-downsample {height}x{width} to {size}x{size}")
+    pixels = pixels.reshape(n, size, height // size, size, width // size, 3).mean(axis=(2, 4))
+    column = lambda values: np.asarray(values, dtype=np.float64).reshape(n, 1, 1, 1)  # noqa: E731
+    plain = (np.asarray(gamma) == 1.0) & (np.asarray(black_level) == 0)
+    # Plain: the exposure gain, clipped once at the end (as before tone existed).
+    exposed = pixels * column(exposure)
+    if not plain.all():
+        toned = tone_batch(pixels, exposure, gamma, black_level)
+        exposed = np.where(column(plain), exposed, toned)
+    pixels = exposed
+    hue = np.asarray(hue, dtype=float)
+    if np.any(hue != 0):
+        rotations = np.stack([_hue_rotation(h).T for h in hue]).astype(np.float32)
+        rotated = np.einsum("nhwc,ncd->nhwd", pixels, rotations)
+        pixels = np.where(column(hue != 0), rotated, pixels)
+    saturation = np.asarray(saturation, dtype=float)
+    if np.any(saturation != 1.0):
         grey = pixels.mean(axis=-1, keepdims=True)
-        pixels = grey + saturation * (pixels - grey)
-    if contrast != 1.0:
-        pixels = pixels.mean() + contrast * (pixels - pixels.mean())
-    pixels = pixels + brightness
+        pixels = np.where(
+            column(saturation != 1.0), grey + column(saturation) * (pixels - grey), pixels
+        )
+    contrast = np.asarray(contrast, dtype=float)
+    if np.any(contrast != 1.0):
+        mean = pixels.mean(axis=(1, 2, 3), keepdims=True)
+        pixels = np.where(
+            column(contrast != 1.0), mean + column(contrast) * (pixels - mean), pixels
+        )
+    pixels = pixels + column(brightness)
     return (np.clip(pixels, 0.0, 1.0) * 255.0 + 0.5).astype(np.uint8)
+
+
+def tone_batch(pixels: np.ndarray, exposure, gamma, black_level) -> np.ndarray:
+    """:func:`tone` with one exposure, gamma and black level per image of a batch."""
+    column = lambda values: np.asarray(values, dtype=np.float32).reshape(-1, 1, 1, 1)  # noqa: E731
+    pixels = np.clip(pixels * column(exposure), 0.0, 1.0)
+    pixels = pixels ** column(gamma)
+    black = column(black_level)
+    return black + (np.float32(1.0) - black) * pixels
 
 
 def camera_to_policy(frame: np.ndarray, size: int) -> np.ndarray:

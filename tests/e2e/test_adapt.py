@@ -61,6 +61,15 @@ def test_adapt_writes_calibration_policy_before_after_and_report(adapted):
         assert abs(offset[0] - BACK_EDGE[0]) < 0.006 and abs(offset[1]) < 0.006
     config = json.loads((out / "train" / "config.json").read_text())
     assert config["init_student"] == str(policy) and config["twin"].endswith(".json")
+    # One speed for the arm, the twin's prediction and the retraining: the reference's
+    # 15 Hz x 0.15 for a policy whose contract records no speeds.
+    assert summary["speed"] == {"control_hz": 15.0, "action_fraction": 0.15}
+    assert config["eval_speed"] == [15.0, 0.15]
+    twin = json.loads((out / "twin" / "eval_sim_calibrated.json").read_text())
+    assert twin["speed"] == summary["speed"]
+    assert all(e["steps"] == 334 for e in twin["episodes"])  # 50 steps' travel at 0.15
+    after = json.loads((out / "train" / "policy" / "contract.json").read_text())
+    assert after["speeds"]["action_fraction"] == [0.15, 0.15]
     # A warm start, not a fresh network: the adapted weights moved from the old ones.
     new, _ = load_policy(out / "train" / "policy")
     old, _ = load_policy(policy)

@@ -15,7 +15,8 @@ pytest.importorskip("lerobot", reason="needs the `real` extra (LeRobot, Python >
 
 from realgap.bridge.deploy import run_session
 from realgap.bridge.env import DeployConfig
-from realgap.bridge.fake import FakeCamera, FakeWorld
+from realgap.bridge.fake import FakeWorld
+from realgap.bridge.fake_camera import FakeCamera
 from realgap.bridge.interfaces import ArmDisconnected, Clock
 from realgap.bridge.lerobot_arm import LeRobotArm
 from realgap.bridge.profile import load_profile

@@ -50,6 +50,7 @@ from realgap.policy.folder import load_contract
 from realgap.report.html import build_report
 from realgap.runs import RunFolder, claim
 from realgap.sim.calibration import Calibration
+from realgap.speed import DeploySpeed
 from realgap.train import distill
 
 TEACHER_SECTIONS = ("cube", "fingers", "servo", "control", "placement")
@@ -114,6 +115,13 @@ def run_adapt(
     trials = QUICK_TRIALS if config.quick else config.trials
     cameras = Path(config.out) / "cameras"
     deploy_config = replace(deploy_config or DeployConfig(), lock_folder=cameras)
+    # One speed for everything: the arm runs at it, so the twin's prediction, the
+    # retraining and its evaluations use it too (refused here if untrained, unforced).
+    deploy_config, speed_warning = deploy_config.for_policy(contract)
+    arm_speed = deploy_config.speed
+    if speed_warning:
+        console.print(f"[yellow]{speed_warning}[/]")
+    console.print(f"the arm runs at {arm_speed.describe()}; the twin and the retraining too")
     timings: dict[str, float] = {}
 
     def lap(name: str, since: float) -> float:
@@ -210,7 +218,7 @@ def run_adapt(
     tick = lap("before", tick)
 
     console.rule("4/5 retrain in the arm's twin (warm start)")
-    args = retrain_args(config, task, run, physics)
+    args = retrain_args(config, task, run, physics, arm_speed)
     console.print(
         f"teacher: {_teacher_plan(args)}; student from {config.policy}; "
         f"budget {args.time_budget_s:.0f} s"
@@ -231,6 +239,7 @@ def run_adapt(
         out=run.file("twin"),
         calibration=seen,
         earlier="overwrite",
+        speed=arm_speed,
     )
     lap("evaluate", tick)
     gain = difference(results["after"]["overall"], results["before"]["overall"])
@@ -248,6 +257,7 @@ def run_adapt(
         "trained_success_in_twin": trained.get("success_rate_nominal"),
         "placement_check": placement,
         "physics_changed": physics,
+        "speed": {"control_hz": arm_speed.control_hz, "action_fraction": arm_speed.action_fraction},
         "calibration": {"values": calibration.values, "uncertainty": calibration.uncertainty},
         "seconds": timings,
         "total_seconds": round(time.perf_counter() - started, 1),
@@ -255,7 +265,9 @@ def run_adapt(
     attribution = None
     if config.attribute:
         console.rule("why the old policy failed: gap attribution in the twin")
-        attribution = attribute(config.policy, calibration, layout, trials, seed=config.seed)
+        attribution = attribute(
+            config.policy, calibration, layout, trials, seed=config.seed, speed=arm_speed
+        )
         run.write_json("attribution.json", attribution)
     summary["total_seconds"] = round(time.perf_counter() - started, 1)
     run.write_json("adapt.json", summary)
@@ -291,9 +303,16 @@ def placement_offset(check: dict) -> tuple[list[float], list[float]]:
     return mean.tolist(), (np.asarray(check["standard_error_cm"], dtype=float) / 100).tolist()
 
 
-def retrain_args(config: AdaptConfig, task: str, run: RunFolder, physics: list[str]):
+def retrain_args(
+    config: AdaptConfig,
+    task: str,
+    run: RunFolder,
+    physics: list[str],
+    speed: DeploySpeed | None = None,
+):
     """The distill ``Args`` that retrain ``task`` in the arm's twin: the task's own
-    defaults, warm-started, the teacher reused or fine-tuned, ended by the budget."""
+    defaults, warm-started, the teacher reused or fine-tuned, ended by the budget; at
+    ``speed`` (the arm's: its episodes and evaluations), when given."""
     teacher = _teacher_of(Path(config.policy))
     overrides = {
         "out": str(run.file("train")),
@@ -302,6 +321,15 @@ def retrain_args(config: AdaptConfig, task: str, run: RunFolder, physics: list[s
         "init_student": str(config.policy),
         "time_budget_s": QUICK_BUDGET_S if config.quick else config.budget_s,
     }
+    if speed is not None:
+        hz, fraction = speed.control_hz, speed.action_fraction
+        widths = run.file("speed.toml")
+        widths.parent.mkdir(parents=True, exist_ok=True)
+        widths.write_text(
+            "# The arm's deploy speed: the retraining's episodes run at it.\n[randomization]\n"
+            f"control_hz = [{hz!r}, {hz!r}]\naction_fraction = [{fraction!r}, {fraction!r}]\n"
+        )
+        overrides.update(randomization=str(widths), eval_speed=(hz, fraction))
     if teacher is not None:
         overrides["init_teacher"] = str(teacher)
         overrides["teacher_steps"] = RETRAIN_TEACHER_STEPS if physics else 0

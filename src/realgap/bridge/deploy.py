@@ -12,6 +12,7 @@ time) is measured and reported.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
@@ -38,6 +39,8 @@ from realgap.runs import RunFolder, episode_file
 from realgap.sim.failures import EpisodeTracker
 from realgap.sim.render import centroid, cube_mask
 from realgap.sim.tasks import make_task
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -171,6 +174,7 @@ def run_session(
     if contract.task != world.task:
         raise ContractMismatch(f"task: policy has {contract.task!r}, world has {world.task!r}")
     training_steps = make_task(contract.task).config.episode_steps
+    speed_warning = None
     if contract.action_mode == "absolute":
         # Target-predicting policies run at the rate their demonstrations were taken at,
         # with the step limit of those demonstrations.
@@ -178,6 +182,11 @@ def run_session(
         steps = config.episode_steps or training_steps
         safety = safety or SafetyConfig(max_step_rad=TARGET_POLICY_MAX_STEP)
     else:
+        # The contract's recommended speed unless one was asked; refused outside the
+        # trained range unless forced (before anything connects).
+        config, speed_warning = config.for_policy(contract)
+        if speed_warning:
+            log.warning(speed_warning)
         steps = config.steps_for(contract, training_steps)
     run = RunFolder(out) if out is not None else None
     timing = LoopTiming(1.0 / config.control_hz)
@@ -195,6 +204,11 @@ def run_session(
             "partial": len(results) < len(spots) or stopped is not None,
             "success_rate": float(np.mean([r.success for r in results])) if results else None,
             "steps_per_episode": steps,
+            "speed": {
+                "control_hz": config.control_hz,
+                "action_fraction": config.action_scale,
+                "warning": speed_warning,
+            },
             "checks": report,
             "timing": timing.summary(),
             "safety_events": [asdict(event) for event in safe.events],

@@ -12,8 +12,9 @@ Observations come from :func:`realgap.policy_io.policy_observation` and
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,9 @@ from realgap.errors import ConfigError
 from realgap.policy.contract import ContractMismatch, PolicyContract
 from realgap.policy_io import camera_to_policy, decode_action, policy_observation
 from realgap.sim import robot
+from realgap.speed import DeploySpeed, episode_steps_at, resolve_speed
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -40,12 +44,16 @@ class CameraMount:
 class DeployConfig:
     """How a policy runs on an arm."""
 
-    control_hz: float = 15.0
-    """Loop rate on the arm (the reference trained at 10 Hz and ran at 15 Hz)."""
-    action_scale: float = 0.15
-    """Fraction of the training action scale applied on the arm."""
+    control_hz: float | None = None
+    """Loop rate on the arm; None: the speed the policy's contract recommends (slow for
+    a first session), or the reference's 15 Hz for a policy without the record."""
+    action_scale: float | None = None
+    """Fraction of the training action scale applied on the arm; None: as above (0.15
+    for every policy trained over the default speeds)."""
     episode_steps: int | None = None
     """Steps per episode; None: long enough to move as far as a training episode."""
+    force_speed: bool = False
+    """Run a speed outside the range the policy was trained for (refused otherwise)."""
     settle_s: float = 0.3
     """Wait after the reset motion before the first frame."""
     start_pose: tuple[float, ...] = tuple(robot.KEYFRAMES["start"])
@@ -58,17 +66,37 @@ class DeployConfig:
     """Where camera locks live (None: ``$REALGAP_HOME/cameras``)."""
 
     def __post_init__(self) -> None:
-        if self.control_hz <= 0:
+        if self.control_hz is not None and not self.control_hz > 0:
             raise ConfigError("deploy.control_hz must be positive")
-        if not 0 < self.action_scale <= 1:
+        if self.action_scale is not None and not 0 < self.action_scale <= 1:
             raise ConfigError(f"deploy.action_scale must be in (0, 1], got {self.action_scale}")
 
+    def for_policy(self, contract: PolicyContract) -> tuple[DeployConfig, str | None]:
+        """This config with the speed resolved for ``contract`` (what was asked, the rest
+        from its recommendation) and a warning for the user, or None. A speed outside the
+        trained range raises :class:`~realgap.speed.SpeedError` unless forced."""
+        speed, warning = resolve_speed(
+            contract.trained_speeds, self.control_hz, self.action_scale, self.force_speed
+        )
+        return replace(self, control_hz=speed.control_hz, action_scale=speed.action_fraction), (
+            warning
+        )
+
+    @property
+    def speed(self) -> DeploySpeed:
+        """The resolved speed (after :meth:`for_policy`)."""
+        if self.control_hz is None or self.action_scale is None:
+            raise ConfigError("deploy speed not resolved: call DeployConfig.for_policy first")
+        return DeploySpeed(self.control_hz, self.action_scale)
+
     def steps_for(self, contract: PolicyContract, training_steps: int) -> int:
-        """Episode length that allows the same joint travel as a training episode."""
+        """Episode length that allows the same joint travel as a training episode: a
+        step moves at most ``action_scale`` of the training scale, whatever the rate."""
         if self.episode_steps is not None:
             return self.episode_steps
-        speed = self.action_scale * self.control_hz / contract.control_hz
-        return int(np.ceil(training_steps / speed))
+        return episode_steps_at(
+            contract.episode_steps or training_steps, self.speed.action_fraction
+        )
 
 
 class RealWorldEnv:
@@ -83,7 +111,12 @@ class RealWorldEnv:
         clock: Clock | None = None,
     ):
         self.contract, self.arm, self.camera = contract, arm, camera
-        self.config = config or DeployConfig()
+        config = config or DeployConfig()
+        if config.control_hz is None or config.action_scale is None:
+            config, warning = config.for_policy(contract)
+            if warning:
+                log.warning(warning)
+        self.config = config
         self.clock = clock or arm.clock
         self.step_scale = np.asarray(contract.action_scale) * self.config.action_scale
         self.target = np.asarray(self.config.start_pose, dtype=float)

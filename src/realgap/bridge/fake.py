@@ -1,6 +1,6 @@
 """The fake "real" arm: a second MuJoCo twin with a hidden reality profile.
 
-``FakeWorld`` owns the physics; ``FakeArm`` and ``FakeCamera`` expose it only
+``FakeWorld`` owns the physics; ``FakeArm`` and ``FakeCamera`` (its own module) expose it only
 through the :class:`~realgap.bridge.interfaces.Arm` and ``Camera`` interfaces,
 exactly as a real arm would, so the policy and the bridge cannot tell it from
 hardware except by behaviour. Time comes from a clock: with a
@@ -24,17 +24,10 @@ from dataclasses import replace
 import mujoco
 import numpy as np
 
-from realgap.bridge.interfaces import (
-    Arm,
-    ArmDisconnected,
-    Camera,
-    CameraSettings,
-    Clock,
-    Frame,
-)
+from realgap.bridge.interfaces import Arm, ArmDisconnected, Clock
 from realgap.bridge.profile import RealityProfile
-from realgap.policy_io import tone
 from realgap.sim import robot
+from realgap.sim.dressing import compile_dressed
 from realgap.sim.physics import (
     CommandDelay,
     TwinModel,
@@ -42,13 +35,12 @@ from realgap.sim.physics import (
     target_half_height,
 )
 from realgap.sim.randomization import twin_batch
-from realgap.sim.render import WristRenderer
-from realgap.sim.scene import CUBE, SceneConfig, TargetSlots, compile_scene, joint_ids
+from realgap.sim.scene import CUBE, SceneConfig, TargetSlots, joint_ids
 from realgap.sim.tasks import SimState, make_task
 
 AMBIENT_C = 25.0
-AUTO_EXPOSURE_TARGET = 0.35
-"""Mean pixel value (0..1) an auto-exposing camera steers towards."""
+HISTORY_S = 0.25
+"""How much past motion the world keeps for cameras whose exposure blurs it."""
 
 
 class FakeWorld:
@@ -69,7 +61,9 @@ class FakeWorld:
         self.lock = threading.RLock()
         twin = self.profile.twin
         self.scene: SceneConfig = replace(self.task.scene_config(), timestep=1.0 / physics_hz)
-        self.model, _ = compile_scene(self.scene)
+        # The room the profile describes (desk, lamps, clutter); plain: the twin's scene.
+        dressing = self.profile.appearance.dressing(twin, self.task.has_target)
+        self.model, _ = compile_dressed(self.scene, dressing)
         # The same code that puts a randomized twin into the batched env's rows.
         self.twin = twin_batch(twin, 1)
         TwinModel(self.model).apply(TwinModel.single_row(self.model), np.arange(1), self.twin)
@@ -91,7 +85,9 @@ class FakeWorld:
         self.temperature = np.full(6, AMBIENT_C + 5.0)
         self.cube_start = np.zeros(3)
         self.target_start = np.zeros(3)
-        self.cameras: list[FakeCamera] = []
+        self.cameras: list = []  # FakeCamera instances capturing frames
+        self.history: deque = deque()  # (time, qpos, mocap) over the last HISTORY_S
+        self.keep_history = self.profile.appearance.sensor.exposure_ms > 0
         self.time = self.clock.now()
         self._place_arm(robot.KEYFRAMES["rest"])
         self.torque = np.zeros(6, dtype=bool)
@@ -154,8 +150,10 @@ class FakeWorld:
             while self.time + dt <= now + 1e-12:
                 self._physics_step()
                 self.time += dt
+                if self.keep_history:
+                    self._remember()
                 for camera in self.cameras:
-                    camera._maybe_capture(self.time)
+                    camera.maybe_capture(self.time)
 
     @property
     def applied(self) -> np.ndarray:
@@ -174,6 +172,22 @@ class FakeWorld:
             hardware.heating_c_per_nm2_s * torque**2
             - hardware.cooling_per_s * (self.temperature - AMBIENT_C)
         )
+
+    def _remember(self) -> None:
+        mocap = self.data.mocap_pos.copy() if self.model.nmocap else None
+        self.history.append((self.time, self.data.qpos.copy(), mocap))
+        while self.history and self.history[0][0] < self.time - HISTORY_S:
+            self.history.popleft()
+
+    def states_during(self, start: float, end: float, count: int) -> list[tuple]:
+        """Up to ``count`` (qpos, mocap) states spread over [start, end] (what an exposure
+        integrates); the latest state alone when no history covers it."""
+        inside = [(q, m) for t, q, m in self.history if start - 1e-9 <= t <= end + 1e-9]
+        if len(inside) <= 1:
+            mocap = self.data.mocap_pos.copy() if self.model.nmocap else None
+            return [(self.data.qpos.copy(), mocap)]
+        picks = np.unique(np.round(np.linspace(0, len(inside) - 1, count)).astype(int))
+        return [inside[i] for i in picks]
 
     def _settle(self, seconds: float) -> None:
         for _ in range(int(seconds / self.model.opt.timestep)):
@@ -297,123 +311,3 @@ class FakeArm(Arm):
     def _read_temperatures(self) -> np.ndarray:
         self._check()
         return self.world.temperature.copy()
-
-
-class FakeCamera(Camera):
-    """The fake twin's wrist camera: renders at its native resolution, queues frames
-    like a V4L2 driver (new frames are dropped while the queue is full, so an
-    unread queue goes stale), and auto-exposes unless locked."""
-
-    def __init__(
-        self,
-        world: FakeWorld,
-        shape: tuple[int, int] = (96, 128),
-        fps: float = 30.0,
-        buffer_frames: int = 4,
-        camera_id: str = "fake_wrist",
-    ):
-        self.world, self.shape, self.fps = world, shape, fps
-        self.buffer: deque[Frame] = deque()
-        self.buffer_frames = buffer_frames
-        self.camera_id = camera_id
-        self.connected = False
-        self.renderer: WristRenderer | None = None
-        self._power_up()
-
-    def _power_up(self) -> None:
-        # Settings live in the camera until it loses power: a lock is forgotten on unplug.
-        self.settings = CameraSettings(
-            auto_exposure=self.world.profile.hardware.camera_auto_exposure
-        )
-        self.next_capture = self.world.time
-
-    def unplug_and_replug(self) -> None:
-        """Power-cycle the camera: it comes back with its power-up settings."""
-        self.buffer.clear()
-        self._power_up()
-
-    def connect(self) -> None:
-        with self.world.lock:
-            if self.renderer is None:
-                self.renderer = WristRenderer(self.world.model, 16, 1, shape=self.shape)
-                # The mount error, field of view, colours and light of the arm's twin.
-                self.renderer.apply_twin(self.world.twin, 0)
-            self.buffer.clear()
-            self.next_capture = self.world.time
-            self.world.cameras.append(self)
-            self.connected = True
-
-    def disconnect(self) -> None:
-        with self.world.lock:
-            if self in self.world.cameras:
-                self.world.cameras.remove(self)
-            if self.renderer is not None:
-                self.renderer.close()
-                self.renderer = None
-            self.connected = False
-
-    def _maybe_capture(self, time: float) -> None:
-        if not self.connected or time + 1e-9 < self.next_capture:
-            return
-        self.next_capture += 1.0 / self.fps
-        if self.next_capture < time:  # after a long pause, resume the frame grid
-            self.next_capture = time + 1.0 / self.fps
-        if len(self.buffer) >= self.buffer_frames:
-            return  # queue full: the driver drops the new frame
-        # Keep the scene as it was at capture; render when read, in the reader's
-        # thread (the GL context belongs to it, and dropped frames cost nothing).
-        world = self.world
-        mocap = world.data.mocap_pos.copy() if world.model.nmocap else None
-        self.buffer.append(Frame((world.data.qpos.copy(), mocap), time))
-
-    def _develop(self, frame: Frame) -> Frame:
-        qpos, mocap = frame.image
-        return Frame(self._expose(self.renderer.render_raw(qpos, mocap)), frame.timestamp)
-
-    def _expose(self, raw: np.ndarray) -> np.ndarray:
-        camera = self.world.profile.twin.camera
-        pixels = raw.astype(np.float32) / 255.0 * camera.exposure_scale
-        if self.settings.auto_exposure:
-            gain = np.clip(AUTO_EXPOSURE_TARGET / max(float(pixels.mean()), 1e-3), 0.25, 6.0)
-        else:
-            gain = self.settings.exposure * self.settings.gain
-        # The sensor's tone response acts on what the exposure let through.
-        pixels = tone(pixels, gain, camera.gamma, camera.black_level)
-        return (pixels * 255 + 0.5).astype(np.uint8)
-
-    def read(self) -> Frame:
-        if not self.connected:
-            raise ConnectionError(f"camera {self.camera_id!r} is not connected")
-        world = self.world
-        for _ in range(int(self.fps) + 2):
-            world.advance()
-            if self.buffer:
-                return self._develop(self.buffer.popleft())
-            # Wait for the next capture, which happens on a physics step boundary.
-            due = max(self.next_capture, world.time + world.model.opt.timestep)
-            world.clock.sleep(max(due - world.clock.now(), 1e-4))
-        raise TimeoutError(f"camera {self.camera_id!r} produced no frame")
-
-    def read_latest(self) -> Frame:
-        self.world.advance()
-        if len(self.buffer) >= self.buffer_frames:
-            # A full queue has been dropping new frames: everything in it may be old.
-            self.buffer.clear()
-        if len(self.buffer) > 1:
-            newest = self.buffer.pop()
-            self.buffer.clear()
-            return self._develop(newest)
-        return self.read()
-
-    def flush(self) -> int:
-        self.world.advance()
-        dropped = len(self.buffer)
-        self.buffer.clear()
-        return dropped
-
-    def get_settings(self) -> CameraSettings:
-        return self.settings
-
-    def apply_settings(self, settings: CameraSettings) -> None:
-        self.settings = settings
-        self.buffer.clear()  # frames taken with the old settings are no use

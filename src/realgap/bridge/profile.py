@@ -14,6 +14,10 @@ the nominal sim behind the bridge. The twin's sections (see
     [camera]  auto_exposure
     [thermal] heating_c_per_nm2_s, cooling_per_s
 
+and four sections of the room and the webcam that only the fake camera's own image
+chain draws (:mod:`realgap.bridge.appearance`): ``[desk]``, ``[sensor]``, ``[lights]``
+and ``[clutter]``.
+
 Unknown sections or keys, wrong types and out-of-range values raise
 :class:`ProfileError` naming ``file: section.key``. The policy never sees a
 profile: only the fake arm and camera read it, through the same interfaces a real
@@ -26,6 +30,7 @@ from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 
+from realgap.bridge.appearance import Appearance, parse_appearance
 from realgap.sim import robot
 from realgap.sim.twin import (
     TwinParams,
@@ -76,6 +81,8 @@ class RealityProfile:
     name: str = "nominal"
     twin: TwinParams = field(default_factory=TwinParams)
     hardware: HardwareBehaviour = field(default_factory=HardwareBehaviour)
+    appearance: Appearance = field(default_factory=Appearance)
+    """The desk, lights, clutter and webcam the fake camera draws (never the twin)."""
 
     @classmethod
     def from_toml(cls, path: str | Path) -> RealityProfile:
@@ -121,13 +128,19 @@ class RealityProfile:
                 raise ProfileError(
                     f"{source}: {section}.{sorted(leftover)[0]}: unknown key; known keys: {known}"
                 )
+        appearance = parse_appearance(data, source, ProfileError)
         twin = parse_sections(TwinParams(), data, source, ProfileError)
-        return cls(name=name, twin=twin, hardware=HardwareBehaviour(**hardware))
+        return cls(
+            name=name, twin=twin, hardware=HardwareBehaviour(**hardware), appearance=appearance
+        )
 
     def to_dict(self) -> dict:
         """Plain nested dict (a record of which arm a result was measured on)."""
         hardware = {f.name: getattr(self.hardware, f.name) for f in fields(self.hardware)}
-        return {"name": self.name, "twin": self.twin.to_dict(), "hardware": hardware}
+        out = {"name": self.name, "twin": self.twin.to_dict(), "hardware": hardware}
+        if not self.appearance.is_plain:
+            out["appearance"] = self.appearance.to_dict()
+        return out
 
 
 def shipped_profiles() -> dict[str, Path]:

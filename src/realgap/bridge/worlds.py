@@ -15,7 +15,8 @@ from typing import Literal
 
 import numpy as np
 
-from realgap.bridge.fake import FakeArm, FakeCamera, FakeWorld
+from realgap.bridge.fake import FakeArm, FakeWorld
+from realgap.bridge.fake_camera import FakeCamera
 from realgap.bridge.interfaces import Arm, Camera, Clock, VirtualClock
 from realgap.bridge.lerobot_arm import LeRobotArm
 from realgap.bridge.opencv_camera import OpenCVCamera

@@ -43,11 +43,42 @@ ARM_OPTIONS = {
     "port": "--port",
     "calibration_dir": "--calibration-dir",
     "realtime": "--realtime",
-    "hz": "--hz",
     "steps": "--steps",
-    "action_scale": "--action-scale",
 }
 """Options that only mean something on a fake or real arm."""
+
+
+def add_speed_arguments(parser, sim: bool = False) -> None:
+    """--hz, --action-scale, --force-speed: how fast a policy runs (deploy, eval)."""
+    where = "fake/real: " if sim else ""
+    default = "the policy's recommended speed (15 Hz x 0.15 for most)"
+    sim_note = "; sim: training's 10 Hz x 1 unless given" if sim else ""
+    parser.add_argument(
+        "--hz", type=float, help=f"{where}control rate (default: {default}){sim_note}"
+    )
+    parser.add_argument(
+        "--action-scale",
+        type=float,
+        help="fraction of the training action scale (default: as --hz)",
+    )
+    parser.add_argument(
+        "--force-speed",
+        action="store_true",
+        help="run a speed outside the range the policy was trained for (its contract says)",
+    )
+
+
+def deploy_config(args, **fields):
+    """The DeployConfig the speed options ask for (the rest resolved from the policy)."""
+    from realgap.bridge.env import DeployConfig
+
+    return DeployConfig(
+        control_hz=args.hz,
+        action_scale=args.action_scale,
+        episode_steps=args.steps,
+        force_speed=args.force_speed,
+        **fields,
+    )
 
 
 def add_output_arguments(parser) -> None:
@@ -115,11 +146,10 @@ def register(subparsers) -> None:
     parser.add_argument("policy", type=Path, help="policy folder (or run folder holding policy/)")
     add_world_arguments(parser)
     parser.add_argument("--episodes", type=int, default=3)
-    parser.add_argument("--hz", type=float, help="control rate on the arm (default 15)")
+    add_speed_arguments(parser)
     parser.add_argument(
-        "--action-scale", type=float, help="fraction of the training action scale (default 0.15)"
+        "--steps", type=int, help="steps per episode (default: training's travel at this speed)"
     )
-    parser.add_argument("--steps", type=int, help="steps per episode (default: from the scales)")
     parser.add_argument(
         "--on-fault",
         choices=["release", "hold"],
@@ -137,7 +167,6 @@ def run(args) -> int:
 
     from realgap import runs
     from realgap.bridge.deploy import run_session
-    from realgap.bridge.env import DeployConfig
     from realgap.bridge.safety import SafetyConfig
     from realgap.bridge.worlds import Spot
     from realgap.cli.export import policy_folder
@@ -157,11 +186,9 @@ def run(args) -> int:
         Spot(f"random{i}", tuple(cube), None if b is None else tuple(b))
         for i, (cube, b) in enumerate(zip(cubes, bins))
     ]
-    config = DeployConfig(
-        control_hz=args.hz or 15.0,
-        action_scale=args.action_scale or 0.15,
-        episode_steps=args.steps,
-    )
+    config, warning = deploy_config(args).for_policy(contract)  # refused before connecting
+    if contract.action_mode == "absolute":  # imitation: the demonstrations' rate
+        config = deploy_config(args)
     resume = False
     if args.out is not None:
         earlier = [args.out / runs.DEPLOY, *args.out.glob("episode_*.npz")]
@@ -172,7 +199,14 @@ def run(args) -> int:
         mark = "[green]success[/]" if result.success else "[red]failure[/]"
         console.print(f"  {result.spot}: {mark} ({result.steps} steps)")
 
-    console.print(f"{contract.task} on {world.name}: {args.episodes} episodes at {args.hz} Hz")
+    if warning:
+        console.print(f"[yellow]{warning}[/]")
+    rate = contract.control_hz if contract.action_mode == "absolute" else config.control_hz
+    scale = 1.0 if contract.action_mode == "absolute" else config.action_scale
+    console.print(
+        f"{contract.task} on {world.name}: {args.episodes} episodes at {rate:g} Hz, "
+        f"{scale:g} of the training action scale"
+    )
     summary = run_session(
         world,
         folder,

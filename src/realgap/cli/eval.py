@@ -7,8 +7,10 @@ from pathlib import Path
 
 from realgap.cli.deploy import (
     add_output_arguments,
+    add_speed_arguments,
     add_world_arguments,
     check_arguments,
+    deploy_config,
     earlier_results,
 )
 from realgap.errors import ConfigError
@@ -23,10 +25,7 @@ def register(subparsers) -> None:
     add_world_arguments(parser, worlds=("sim", "fake", "real"), default="sim")
     parser.add_argument("--layout", type=Path, help="layout TOML (default: the shipped 13 spots)")
     parser.add_argument("--trials", type=int, default=39, help="episodes in total over the spots")
-    parser.add_argument("--hz", type=float, help="fake/real: control rate (default 15)")
-    parser.add_argument(
-        "--action-scale", type=float, help="fake/real: fraction of the training scale (0.15)"
-    )
+    add_speed_arguments(parser, sim=True)
     parser.add_argument("--steps", type=int, help="fake/real: steps per episode")
     parser.add_argument(
         "--twin",
@@ -47,22 +46,27 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from rich.progress import Progress
 
-    from realgap.bridge.env import DeployConfig
     from realgap.cli.deploy import open_world
     from realgap.cli.export import policy_folder
     from realgap.eval.layout import load_layout
     from realgap.eval.matched import evaluate
+    from realgap.policy.checkpoint import load_contract
     from realgap.sim.calibration import Calibration, load_twin
     from realgap.sim.randomization import DomainRandomization
 
     check_arguments(args)
     folder = policy_folder(args.policy)
     layout = load_layout(args.layout)
-    config = DeployConfig(
-        control_hz=args.hz or 15.0,
-        action_scale=args.action_scale or 0.15,
-        episode_steps=args.steps,
-    )
+    contract = load_contract(folder)
+    config, speed = deploy_config(args), None
+    if contract.action_mode == "delta":
+        if args.world == "sim" and (args.hz or args.action_scale):
+            # The sim runs training's speed unless asked; a speed asked for is checked.
+            speed = config.for_policy(contract)[0].speed
+        elif args.world != "sim":
+            config, warning = config.for_policy(contract)  # refused before connecting
+            if warning:
+                print(f"warning: {warning}")
     calibration = None if args.calibration is None else Calibration.load(args.calibration)
     twin = None if args.twin is None else load_twin(args.twin)
     widths = None
@@ -88,6 +92,7 @@ def run(args) -> int:
             twin=twin,
             randomization=widths,
             earlier=earlier_results(args),
+            speed=speed,
         )
     print_result(result)
     if result.get("stopped"):
@@ -107,7 +112,9 @@ def print_result(result: dict) -> None:
     if placement.get("flagged"):
         Console().print(f"[bold red]placement check: {placement['note']}[/]")
 
-    table = Table(title=f"{result['task']} on {result['world']} ({result['layout']} layout)")
+    speed = result.get("speed") or {}
+    at = f", {speed['control_hz']:g} Hz x {speed['action_fraction']:g}" if speed else ""
+    table = Table(title=f"{result['task']} on {result['world']} ({result['layout']} layout{at})")
     for column in ("spot", "cube (cm)", "success", "95% interval", "trials", "failures"):
         table.add_column(column)
     for spot in result["spots"]:

@@ -20,6 +20,7 @@ from realgap.eval.matched import evaluate
 from realgap.eval.stats import difference
 from realgap.sim.calibration import Calibration
 from realgap.sim.twin import TwinParams, unflatten
+from realgap.speed import DeploySpeed
 
 GROUPS = {
     "camera mount": ("camera.offset_m", "camera.rotation_deg"),
@@ -87,14 +88,16 @@ def attribute(
     trials: int,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
+    speed: DeploySpeed | None = None,
 ) -> dict:
     """Gap attribution of ``policy_folder`` over ``calibration`` on ``layout`` (the same
-    ``trials`` episodes in every twin)."""
+    ``trials`` episodes in every twin, at ``speed``: the arm's, or training's)."""
 
     def success_in(twin: TwinParams, label: str) -> dict:
         if progress is not None:
             progress(label)
-        return evaluate(policy_folder, "sim", layout, trials, seed=seed, twin=twin)["overall"]
+        result = evaluate(policy_folder, "sim", layout, trials, seed=seed, twin=twin, speed=speed)
+        return result["overall"]
 
     result = attribute_with(success_in, calibration)
     result.update(policy=str(policy_folder), trials=trials, layout=layout.name)

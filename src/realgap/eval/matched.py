@@ -33,7 +33,9 @@ from realgap.sim.calibration import Calibration
 from realgap.sim.failures import EpisodeTracker
 from realgap.sim.randomization import DomainRandomization
 from realgap.sim.rollout import Transition, rollout
-from realgap.sim.twin import TwinParams
+from realgap.sim.tasks import make_task
+from realgap.sim.twin import ControlParams, TwinParams
+from realgap.speed import DeploySpeed
 
 
 def episode_rows(layout: Layout, trials: int) -> list[tuple[int, Spot]]:
@@ -57,13 +59,24 @@ def evaluate_in_sim(
     action_mode: str = "delta",
     randomization: DomainRandomization | None = None,
     into: list[dict] | None = None,
+    speed: DeploySpeed | None = None,
 ) -> list[dict]:
     """Episodes in the nominal twin (no randomization) -- or in an arm's ``twin``, or
     under a ``randomization`` around it -- batched; one dict per episode.
-    ``action_mode`` is the policy contract's. Episodes are appended to ``into`` (a new
-    list by default) chunk by chunk, so an interrupted run keeps the finished ones."""
+    ``action_mode`` is the policy contract's; ``speed`` runs every episode at a
+    deployment's rate and action scale (longer episodes when slower; None: training's).
+    Episodes are appended to ``into`` (a new list by default) chunk by chunk, so an
+    interrupted run keeps the finished ones."""
     rows = episode_rows(layout, trials)
     episodes: list[dict] = [] if into is None else into
+    if speed is not None:
+        base = randomization
+        if base is None:
+            rate = ControlParams(rate_hz=float(make_task(task).config.control_hz))
+            base = DomainRandomization.none(twin or TwinParams(control=rate))
+        elif twin is not None:
+            base = base.centred_on(twin)
+        randomization = base.at_speed(speed)
     for start in range(0, len(rows), chunk):
         part = rows[start : start + chunk]
         env = BatchedEnv(
@@ -84,7 +97,7 @@ def evaluate_in_sim(
                     "spot_index": spot_index,
                     "spot": spot.name,
                     "success": success,
-                    "steps": env.config.episode_steps,
+                    "steps": int(env.episode_limit[i]),
                     "success_step": int(first_success[i]) if success else None,
                     "reason": reason,
                 }
@@ -116,11 +129,14 @@ def _run_spots(env: BatchedEnv, policy: Callable, spots: list[Spot], seed: int):
     first_success = np.full(len(spots), -1)
     if hasattr(policy, "reset"):
         policy.reset()
-    last = env.config.episode_steps - 1
+    steps = int(env.episode_limit.max())  # every env runs at the same speed here
+    last = steps - 1
 
     def watch(t: Transition) -> None:
         for i, recorder in enumerate(recorders):
-            recorder.add(t.step / env.config.control_hz, _row(t.obs, i), t.action[i], t.action[i])
+            recorder.add(
+                t.step / env.params.control_hz[i], _row(t.obs, i), t.action[i], t.action[i]
+            )
         if t.step < last:  # the last step auto-resets the envs
             tracker.update(
                 env.sim_state(),
@@ -133,7 +149,7 @@ def _run_spots(env: BatchedEnv, policy: Callable, spots: list[Spot], seed: int):
         first_success[(first_success < 0) & tracker.success] = t.step + 1
 
     act = lambda obs: policy(obs["image"], obs["state"])  # noqa: E731
-    rollout(env, act, obs, steps=env.config.episode_steps, on_step=watch)
+    rollout(env, act, obs, steps=steps, on_step=watch)
     return tracker, first_success, recorders
 
 
@@ -197,11 +213,14 @@ def evaluate(
     twin: TwinParams | None = None,
     randomization: DomainRandomization | None = None,
     earlier: str = "refuse",
+    speed: DeploySpeed | None = None,
 ) -> dict:
     """Evaluate in ``world`` ("sim", or "fake"/"real" with ``open_world(task)``). A
     calibration corrects the bridge's joint readings (fake/real) or, in the sim without
     an explicit ``twin``, gives the arm's twin to evaluate in. ``randomization`` (sim
-    only) evaluates under randomized twins around it.
+    only) evaluates under randomized twins around it; ``speed`` (sim only) runs the sim
+    at a deployment's rate and action scale instead of training's (an arm's speed comes
+    with ``deploy_config``).
 
     Results in ``out`` are written as episodes finish; an interrupted or stopped run
     leaves an ``eval_<world>.json`` marked ``partial`` with every finished episode.
@@ -218,6 +237,15 @@ def evaluate(
         if world != "sim":
             raise ConfigError("a randomization is for the sim (an arm is its own world)")
         suffix += " (randomized)"
+    if speed is not None and world != "sim":
+        raise ConfigError("speed is for the sim; an arm's speed is its deploy_config's")
+    extra: dict = {}
+    if world == "sim":
+        trained = speed or DeploySpeed(contract.control_hz, 1.0)
+        extra["speed"] = {
+            "control_hz": trained.control_hz,
+            "action_fraction": trained.action_fraction,
+        }
     target = None
     if world == "sim":
         world_name = "sim" + suffix
@@ -229,7 +257,6 @@ def evaluate(
     if run is not None:
         resumed = claim([run.eval_file(tag), run.episodes_folder(tag)], earlier)
     finished: list[dict] = []
-    extra: dict = {}
 
     def write(partial: bool, stopped: str | None = None) -> dict:
         summary = summarize(finished, layout, world_name, contract.task, str(policy_folder), extra)
@@ -254,6 +281,7 @@ def evaluate(
                 action_mode=contract.action_mode,
                 randomization=randomization,
                 into=finished,
+                speed=speed,
             )
         else:
             if calibration is not None:
@@ -271,6 +299,7 @@ def evaluate(
             finished[:] = _with_spot_index(rows, session["results"])
             extra.update(
                 timing=session["timing"],
+                speed=session["speed"],
                 checks=session["checks"],
                 safety_events=session["safety_events"],
                 stopped=session["stopped"],

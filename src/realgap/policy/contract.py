@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field, fields
 from realgap.errors import ConfigError
 from realgap.policy_io import ACTION_MODES
 from realgap.sim import robot
+from realgap.speed import TrainedSpeeds
 
 CONTRACT_VERSION = 1
 
@@ -52,6 +53,15 @@ class PolicyContract:
     weights_sha256: str = field(default="", compare=False)
     """Digest of the ``policy.pt`` this contract was saved with: a contract copied
     from another policy, or weights changed after training, are refused at load."""
+    speeds: dict | None = field(default=None, compare=False)
+    """The speeds the policy was trained for (:class:`realgap.speed.TrainedSpeeds` as a
+    dict: rate and action-fraction ranges, and the recommended deploy speed). ``realgap
+    deploy`` and ``eval`` start there and refuse a speed outside it unless forced; None
+    (policies trained before realgap recorded it, and imitation policies, which run at
+    their demonstrations' rate) keeps the reference's 15 Hz x 0.15."""
+    episode_steps: int | None = field(default=None, compare=False)
+    """Steps of a training episode at the training speed: a deployment at a fraction f
+    of the action scale runs ``episode_steps / f`` (None: the task's default)."""
     extra: dict = field(default_factory=dict, compare=False)
     """Informational fields (training recipe, parameter count); not checked."""
 
@@ -75,16 +85,34 @@ class PolicyContract:
             raise ContractMismatch(
                 f"action_mode: {self.action_mode!r} is not one of {list(ACTION_MODES)}"
             )
+        if self.speeds is not None:
+            try:
+                TrainedSpeeds.from_dict(self.speeds)
+            except ConfigError as error:
+                raise ContractMismatch(f"speeds: {error}") from None
+        steps = self.episode_steps
+        if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int)):
+            raise ContractMismatch(f"episode_steps: need a whole number, got {steps!r}")
+        if steps is not None and steps < 1:
+            raise ContractMismatch(f"episode_steps: need at least 1, got {steps}")
+
+    @property
+    def trained_speeds(self) -> TrainedSpeeds | None:
+        """The recorded training speeds, or None for a policy without the record."""
+        return None if self.speeds is None else TrainedSpeeds.from_dict(self.speeds)
 
     @classmethod
-    def for_env(cls, env) -> PolicyContract:
-        """The contract a :class:`~realgap.sim.batched_env.BatchedEnv` offers."""
+    def for_env(cls, env, speeds: TrainedSpeeds | None = None) -> PolicyContract:
+        """The contract a :class:`~realgap.sim.batched_env.BatchedEnv` offers, with the
+        speeds a policy was trained over."""
         config = env.config
         return cls(
             task=env.task.name,
             image_size=config.image_size,
             control_hz=float(config.control_hz),
             action_scale=tuple(float(x) for x in config.action_scale),
+            speeds=None if speeds is None else speeds.to_dict(),
+            episode_steps=int(config.episode_steps),
         )
 
     def to_dict(self) -> dict:
@@ -97,6 +125,8 @@ class PolicyContract:
         if unknown:
             raise ContractMismatch(f"policy contract has unknown fields {unknown}")
         values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+        if isinstance(values.get("speeds"), dict):  # a nested record, lists kept
+            values["speeds"] = data["speeds"]
         try:
             return cls(**values)
         except TypeError as error:  # a missing field, or a number where a list belongs

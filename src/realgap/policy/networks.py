@@ -213,14 +213,20 @@ class RecurrentVisualPolicy(nn.Module):
         return torch.tanh(self.head(torch.cat([features, memory], dim=-1))), memory
 
     def unroll(
-        self, images: torch.Tensor, states: torch.Tensor, firsts: torch.Tensor
+        self,
+        images: torch.Tensor,
+        states: torch.Tensor,
+        firsts: torch.Tensor,
+        initial: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Actions for (T, B) sequences of observations; ``firsts`` (T, B) marks the
-        steps where an episode begins (memory zeroed before them)."""
+        steps where an episode begins (memory zeroed before them); ``initial`` (B,
+        memory) is the memory before the first step (zeros by default)."""
         steps, batch = firsts.shape
         features = self._features(images.flatten(0, 1), states.flatten(0, 1))
         features = features.view(steps, batch, -1)
-        memory, memories = self.initial_memory(batch), []
+        memory = self.initial_memory(batch) if initial is None else initial
+        memories = []
         for t in range(steps):
             memory = self.memory(features[t], memory * (~firsts[t]).float().unsqueeze(-1))
             memories.append(memory)

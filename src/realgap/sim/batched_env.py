@@ -1,8 +1,10 @@
 """N copies of a task, stepped together across CPU cores.
 
-Episodes always run ``episode_steps`` (they end early only if the physics
-diverges); ``info["episode"]["success"]`` says whether the task's success flag
-was reached at any step, ``success_at_end`` whether it held at the last one.
+Episodes run ``episode_steps`` at the training speed and longer at slower ones (an
+episode whose steps may move ``action_fraction`` of the action scale runs
+``episode_steps / action_fraction`` steps: the same joint travel; they end early only
+if the physics diverges); ``info["episode"]["success"]`` says whether the task's
+success flag was reached at any step, ``success_at_end`` whether it held at the last.
 
 ``BatchedEnv`` is the interface every trainer and evaluator uses; a GPU backend
 (MuJoCo Warp / MJX) can implement the same methods -- ``reset``, ``step``,
@@ -17,8 +19,9 @@ Observation (dict of arrays with a leading env axis):
   ``privileged`` float32 (n, 17), only with ``privileged=True`` (teachers, rewards)
 Action: float (n, 6), decoded by :func:`realgap.policy_io.decode_action` in the
 env's ``action_mode``: ``delta`` (default) moves the targets by up to
-``TaskConfig.action_scale``; ``absolute`` gives the targets themselves (in the
-readings' frame). NaN or inf raises ``ValueError``.
+``TaskConfig.action_scale`` times the episode's drawn ``action_fraction``;
+``absolute`` gives the targets themselves (in the readings' frame). NaN or inf raises
+``ValueError``.
 
 Each env's world is a :class:`~realgap.sim.twin.TwinParams` drawn from the
 randomization (a distribution centred on the nominal twin, or on ``twin``).
@@ -35,6 +38,8 @@ import numpy as np
 from realgap.errors import ConfigError
 from realgap.policy_io import ACTION_MODES, decode_action, policy_observation
 from realgap.sim import robot
+from realgap.sim.batch_render import BatchRenderer, twin_dressing
+from realgap.sim.dressing import compile_dressed
 from realgap.sim.physics import (
     JOINT_FIELDS,
     PHYSICS_FIELDS,
@@ -50,11 +55,11 @@ from realgap.sim.randomization import (
     sample_episode,
     sample_step,
 )
-from realgap.sim.render import WristRenderer
-from realgap.sim.scene import CUBE, TargetSlots, compile_scene, joint_ids
+from realgap.sim.scene import CUBE, TargetSlots, joint_ids
 from realgap.sim.tasks import SimState, Task, make_task
 from realgap.sim.tasks.base import TaskConfig
 from realgap.sim.twin import ControlParams, TwinParams
+from realgap.speed import episode_steps_at
 
 STATE_DIM = 12
 
@@ -122,6 +127,7 @@ class BatchedEnv:
             self.params.latency_steps, self.target, capacity=max_latency(self.randomization)
         )
         self.steps = np.zeros(n, dtype=int)
+        self.episode_limit = self._episode_limit(self.params.action_fraction)
         self.returns = np.zeros(n)
         self.success_once = np.zeros(n, dtype=bool)
         self.cube_start = np.zeros((n, 3))
@@ -130,14 +136,16 @@ class BatchedEnv:
         self.noise = sample_step(self.params, self.randomization, self.rng)
         self.renderer = None
         if render:
-            self.renderer = WristRenderer(
-                self.model, self.config.image_size, self.config.render_supersample
+            self.renderer = BatchRenderer(
+                self.model, n, self.config.image_size, self.config.render_supersample
             )
 
     # -- construction -------------------------------------------------------
     def _compile(self) -> mujoco.MjModel:
         scene = replace(self.task.scene_config(), timestep=1.0 / self.config.physics_hz)
-        model, _ = compile_scene(scene)
+        # Desk patterns and a shadow map when the randomization draws them (render only).
+        dressing = twin_dressing(self.randomization) if self.render_images else None
+        model, _ = compile_dressed(scene, dressing)
         return model
 
     def _varies_joints(self) -> bool:
@@ -148,6 +156,11 @@ class BatchedEnv:
 
     def _substeps(self, hz) -> np.ndarray:
         return np.maximum(1, np.round(self.config.physics_hz / np.asarray(hz))).astype(int)
+
+    def _episode_limit(self, fractions: np.ndarray) -> np.ndarray:
+        """Each episode's length: training's joint travel at its action fraction."""
+        steps = self.config.episode_steps
+        return np.array([episode_steps_at(steps, f) for f in np.asarray(fractions)], dtype=int)
 
     # -- spaces ---------------------------------------------------------------
     def observation_spec(self) -> dict[str, tuple[tuple[int, ...], str]]:
@@ -162,7 +175,9 @@ class BatchedEnv:
 
     @property
     def action_scale(self) -> np.ndarray:
-        return np.asarray(self.config.action_scale)
+        """Each env's largest move per step and joint, (n, 6): the task's scale times
+        its episode's action fraction."""
+        return np.asarray(self.config.action_scale)[None, :] * self.params.action_fraction[:, None]
 
     # -- reset ------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> tuple[dict, dict]:
@@ -191,6 +206,7 @@ class BatchedEnv:
         self.twin_model.apply(self._expanded, ids, fresh)
         self.batch.set_const(ids)
         self.substeps[ids] = self._substeps(fresh.control_hz)
+        self.episode_limit[ids] = self._episode_limit(fresh.action_fraction)
 
         self.batch.reset(ids, stage=mujoco.mjtStage.mjSTAGE_NONE)
         start = robot.KEYFRAMES["start"] + self.rng.uniform(
@@ -282,7 +298,7 @@ class BatchedEnv:
         # Episodes run their full length: ending on success would take the
         # remaining dense reward away and teach RL to avoid succeeding.
         terminated = unstable
-        truncated = (self.steps >= self.config.episode_steps) & ~terminated
+        truncated = (self.steps >= self.episode_limit) & ~terminated
         self.noise = sample_step(self.params, self.randomization, self.rng)
         obs = self._observe(state)
         info = {"success": success, "unstable": unstable}
@@ -345,12 +361,7 @@ class BatchedEnv:
 
     def render(self) -> np.ndarray:
         """Wrist images of every env at policy resolution, uint8 (n, R, R, 3)."""
-        size = self.config.image_size
-        images = np.empty((self.num_envs, size, size, 3), dtype=np.uint8)
-        for i in range(self.num_envs):
-            mocap = self.mocap_pos[i] if self.mocap_pos is not None else None
-            images[i] = self.renderer.render(self.qpos[i], mocap, self.params, self.noise, i)
-        return images
+        return self.renderer.render(self.qpos, self.mocap_pos, self.params, self.noise)
 
     def close(self) -> None:
         if self.renderer is not None:

@@ -25,9 +25,17 @@ from realgap.errors import ConfigError
 from realgap.sim.calibration import Calibration
 from realgap.sim.robot import JOINT_NAMES
 from realgap.sim.twin import TwinParams, TwinParamsError, read_toml
+from realgap.speed import (
+    DEFAULT_TRAINED_FRACTION,
+    DEFAULT_TRAINED_HZ,
+    DeploySpeed,
+    TrainedSpeeds,
+)
 
 Range = tuple[float, float]
 NOMINAL = TwinParams()
+DESK_PATTERNS = 8
+"""How many desk patterns the twin's renderer holds (kinds x contrasts)."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,21 @@ class DomainRandomization:
     latency_steps: tuple[int, int] = (0, 1)
     """Extra control steps of command latency on top of the centre's (inclusive range)."""
     control_hz_scale: Range = (0.9, 1.1)
-    """Multiplies the control rate; realised as an integer number of physics substeps."""
+    """Multiplies the control rate (jitter); realised as an integer number of physics
+    substeps."""
+    control_hz: Range = DEFAULT_TRAINED_HZ
+    """Control rates episodes are drawn from, Hz (uniform; the jitter multiplies on
+    top); (0, 0): the centre's rate. The default spans the reference's training (10 Hz)
+    and deployment (15 Hz), so a policy meets the rate it will run at."""
+    action_fraction: Range = DEFAULT_TRAINED_FRACTION
+    """Fractions of the task's action scale episodes are drawn from (uniform): a step
+    moves each joint by at most this much of training's. The reference deploys at 0.15;
+    an episode at fraction f runs ``episode_steps / f`` steps, so it allows training's
+    joint travel (:func:`realgap.speed.episode_steps_at`). (1, 1): training's scale."""
+    action_fraction_bias: float = 0.0
+    """Shape of the fraction's draw: episodes are drawn with density proportional to
+    ``fraction ** bias`` (0: uniform per episode; 1: uniform per *step*, since a slow
+    episode runs 1/fraction times as many steps and would otherwise fill the data)."""
     camera_pos_wobble_m: float = 0.002
     """Per-step camera position jitter around the centre's mount (std, metres)."""
     camera_rot_wobble_deg: float = 1.0
@@ -100,6 +122,28 @@ class DomainRandomization:
     """Stack tasks: multiplies the lower object's size (the reference: 25-35 mm cubes)."""
     base_rgb_jitter: float = 0.15
     """Stack tasks: per-channel additive jitter of the lower object's colour."""
+    desk_texture_p: float = 0.0
+    """Fraction of episodes whose desk is one of the twin's patterns (wood grain, a
+    weave, a cutting mat's grid, paper: :data:`realgap.sim.batch_render.DESK_BANK`)
+    tinted by the drawn background colour; the rest are flat."""
+    shadow_p: float = 0.0
+    """Fraction of episodes whose light casts shadows (the arm's own, on the desk)."""
+    blur_px: Range = (0.0, 0.0)
+    """Motion blur while the arm moves: the length of the smear, in policy pixels per
+    radian a joint moved in the step (a camera's exposure over a fast move)."""
+    distortion_k1: Range = (0.0, 0.0)
+    """Radial lens distortion k1 (barrel below 0), per episode."""
+    vignetting: Range = (0.0, 0.0)
+    """Corner darkening 0..1, per episode."""
+    white_balance: float = 0.0
+    """Per-channel gains uniform in 1 +- value, per episode (a webcam's white balance)."""
+    sensor_noise: Range = (0.0, 0.0)
+    """Read noise of the render (standard deviation, 0..1 of full scale), per episode;
+    the policy image averages it over the pixels it downsamples, as a camera's does."""
+    jpeg_p: float = 0.0
+    """Fraction of episodes whose renders go through JPEG (a webcam's MJPEG)."""
+    jpeg_quality: Range = (30.0, 90.0)
+    """JPEG quality of those episodes."""
     placement_offset_m: float = 0.0
     """Where placed objects land, uniform in +-value per axis around the centre's
     placement offset, per episode. 0 by default: the reset square already spreads the
@@ -119,8 +163,27 @@ class DomainRandomization:
                     raise ConfigError(f"randomization.{f.name}: scales must be positive")
                 if f.name == "latency_steps" and value[0] + self.centre.servo.latency_steps < 0:
                     raise ConfigError("randomization.latency_steps: latency cannot go below 0")
+                if f.name == "control_hz" and value != (0.0, 0.0) and value[0] <= 0:
+                    raise ConfigError(
+                        "randomization.control_hz: rates must be positive (or [0, 0])"
+                    )
+                if f.name == "action_fraction" and not 0 < value[0] <= value[1] <= 1:
+                    raise ConfigError(
+                        f"randomization.action_fraction: need 0 < low <= high <= 1, got {value}"
+                    )
             elif not np.isfinite(value) or value < 0:
                 raise ConfigError(f"randomization.{f.name}: must be >= 0, got {value}")
+            elif f.name.endswith("_p") and value > 1:
+                raise ConfigError(f"randomization.{f.name}: a fraction in [0, 1], got {value}")
+        if not 1 <= self.jpeg_quality[0] <= self.jpeg_quality[1] <= 100:
+            raise ConfigError(f"randomization.jpeg_quality: need 1..100, got {self.jpeg_quality}")
+        for name in ("blur_px", "vignetting", "sensor_noise"):
+            if getattr(self, name)[0] < 0:
+                raise ConfigError(f"randomization.{name}: must be >= 0")
+        if self.vignetting[1] > 1 or self.sensor_noise[1] > 1:
+            raise ConfigError("randomization.vignetting and sensor_noise are fractions (<= 1)")
+        if not (self.distortion_k1[0] >= -1 and self.distortion_k1[1] <= 1):
+            raise ConfigError(f"randomization.distortion_k1: need -1..1, got {self.distortion_k1}")
 
     @classmethod
     def none(cls, centre: TwinParams | None = None) -> DomainRandomization:
@@ -130,10 +193,16 @@ class DomainRandomization:
         return cls(
             centre=centre or TwinParams(),
             latency_steps=(0, 0),
+            control_hz=(0.0, 0.0),
+            action_fraction=(1.0, 1.0),
             black_level=(0.0, 0.0),
             background_grey=(0.0, 0.0),
             background_value=(0.0, 0.0),
             background_warmth=(0.0, 0.0),
+            blur_px=(0.0, 0.0),
+            distortion_k1=(0.0, 0.0),
+            vignetting=(0.0, 0.0),
+            sensor_noise=(0.0, 0.0),
             **ones,
             **zeros,
         )
@@ -141,6 +210,21 @@ class DomainRandomization:
     def centred_on(self, twin: TwinParams) -> DomainRandomization:
         """The same widths around another twin (a measured arm)."""
         return replace(self, centre=twin)
+
+    def at_speed(self, speed: DeploySpeed) -> DomainRandomization:
+        """The same distribution at one speed (a deployment's rate and action scale)."""
+        hz, fraction = float(speed.control_hz), float(speed.action_fraction)
+        return replace(self, control_hz=(hz, hz), action_fraction=(fraction, fraction))
+
+    @property
+    def trained_speeds(self) -> TrainedSpeeds:
+        """The speeds episodes of this distribution run at (for a policy's contract)."""
+        rates = self.control_hz
+        if rates == (0.0, 0.0):  # the centre's rate, jittered
+            rates = (self.centre.control.rate_hz,) * 2
+        jitter = self.control_hz_scale
+        rates = (rates[0] * jitter[0], rates[1] * jitter[1])
+        return TrainedSpeeds.of_ranges(rates, self.action_fraction)
 
     def around(self, calibration: Calibration, sigmas: float = 2.0) -> DomainRandomization:
         """Centred on a measured arm's twin, with the widths of what was measured taken
@@ -248,6 +332,8 @@ class TwinBatch:
     torque_scale: np.ndarray
     latency_steps: np.ndarray  # int
     control_hz: np.ndarray
+    action_fraction: np.ndarray
+    """Fraction of the task's action scale this episode's steps may move."""
     camera_offset: np.ndarray  # (n, 3) metres, gripper frame
     camera_rotation: np.ndarray  # (n, 3) radians, rotation vector
     camera_fov_delta: np.ndarray  # degrees
@@ -264,6 +350,14 @@ class TwinBatch:
     """Stack tasks: the lower object's size over the scene's."""
     base_rgb_shift: np.ndarray  # (n, 3) added to the lower object's colour
     placement_offset: np.ndarray  # (n, 2) metres, arm frame, added to placed positions
+    desk_pattern: np.ndarray  # (n,) int: index into the desk bank, -1 flat
+    shadows: np.ndarray  # (n,) bool
+    blur_px: np.ndarray  # policy pixels of smear per radian of joint motion
+    distortion_k1: np.ndarray
+    vignetting: np.ndarray
+    white_balance: np.ndarray  # (n, 3) per-channel gains
+    sensor_noise: np.ndarray
+    jpeg_quality: np.ndarray  # (n,) int, 0 off
 
     @property
     def cube_mass_kg(self) -> np.ndarray:
@@ -333,6 +427,30 @@ def sample_episode(config: DomainRandomization, rng: np.random.Generator, n: int
     # leaves ``rng`` where the original fields left it: every earlier seed still gives
     # the same episodes (start poses and cube spots are drawn from ``rng`` next).
     later = np.random.Generator(rng.bit_generator.jumped())
+    damping = c.servo.damping_scale * _uniform(later, config.damping_scale, n)
+    frictionloss = c.servo.frictionloss_scale * _uniform(later, config.frictionloss_scale, n)
+    gamma = c.camera.gamma * _uniform(later, config.gamma_scale, n)
+    black = c.camera.black_level + _uniform(later, config.black_level, n)
+    background = _background(c, config, later, n)
+    base_size = _uniform(later, config.base_size_scale, n)
+    base_shift = config.base_rgb_jitter * (2 * later.random((n, 3)) - 1)
+    placement = tile(c.placement.offset_xy_m) + config.placement_offset_m * (
+        2 * later.random((n, 2)) - 1
+    )
+    rate = _uniform(later, config.control_hz, n)
+    fraction = _biased(later, config.action_fraction, config.action_fraction_bias, n)
+    if config.control_hz != (0.0, 0.0):  # drawn rates replace the centre's
+        hz = hz / c.control.rate_hz * rate
+    textured = later.random(n) < config.desk_texture_p
+    pattern = np.where(textured, later.integers(0, DESK_PATTERNS, n), -1)
+    shadows = later.random(n) < config.shadow_p
+    blur = _uniform(later, config.blur_px, n)
+    k1 = _uniform(later, config.distortion_k1, n)
+    vignetting = _uniform(later, config.vignetting, n)
+    balance = 1 + config.white_balance * (2 * later.random((n, 3)) - 1)
+    read_noise = _uniform(later, config.sensor_noise, n)
+    compressed = later.random(n) < config.jpeg_p
+    quality = np.where(compressed, np.round(_uniform(later, config.jpeg_quality, n)), 0)
     return TwinBatch(
         cube_mass_scale=mass,
         cube_size_scale=size,
@@ -347,29 +465,46 @@ def sample_episode(config: DomainRandomization, rng: np.random.Generator, n: int
             ),
         ),
         kp_scale=kp,
-        damping_scale=c.servo.damping_scale * _uniform(later, config.damping_scale, n),
-        frictionloss_scale=c.servo.frictionloss_scale
-        * _uniform(later, config.frictionloss_scale, n),
+        damping_scale=damping,
+        frictionloss_scale=frictionloss,
         torque_scale=torque,
         latency_steps=c.servo.latency_steps + extra,
         control_hz=hz,
+        action_fraction=fraction,
         camera_offset=tile(c.camera.offset_m),
         camera_rotation=np.deg2rad(tile(c.camera.rotation_deg)),
         camera_fov_delta=fov,
         exposure_scale=exposure,
-        gamma=c.camera.gamma * _uniform(later, config.gamma_scale, n),
-        black_level=c.camera.black_level + _uniform(later, config.black_level, n),
+        gamma=gamma,
+        black_level=black,
         light_scale=light,
-        background_rgb=np.maximum(_background(c, config, later, n), grey[:, None]),
+        background_rgb=np.maximum(background, grey[:, None]),
         brightness=brightness,
         contrast=contrast,
         saturation=saturation,
         hue=hue,
-        base_size_scale=_uniform(later, config.base_size_scale, n),
-        base_rgb_shift=config.base_rgb_jitter * (2 * later.random((n, 3)) - 1),
-        placement_offset=tile(c.placement.offset_xy_m)
-        + config.placement_offset_m * (2 * later.random((n, 2)) - 1),
+        base_size_scale=base_size,
+        base_rgb_shift=base_shift,
+        placement_offset=placement,
+        desk_pattern=pattern.astype(int),
+        shadows=shadows,
+        blur_px=blur,
+        distortion_k1=k1,
+        vignetting=vignetting,
+        white_balance=balance,
+        sensor_noise=read_noise,
+        jpeg_quality=quality.astype(int),
     )
+
+
+def _biased(rng: np.random.Generator, bounds: Range, bias: float, n: int) -> np.ndarray:
+    """Draws on [low, high] with density proportional to ``x ** bias`` (inverse CDF)."""
+    low, high = bounds
+    u = rng.random(n)
+    if bias == 0.0 or low == high:
+        return low + (high - low) * u
+    power = bias + 1.0
+    return (low**power + u * (high**power - low**power)) ** (1.0 / power)
 
 
 def _background(centre: TwinParams, config, rng, n: int) -> np.ndarray:

@@ -45,22 +45,12 @@ def set_wrist_camera(
     model.cam_fovy[camera] = nominal["cam_fovy"] + float(fov_delta_deg)
 
 
-class WristRenderer:
-    """Renders batched wrist images from joint states; owns its own model copy."""
+class TwinVisuals:
+    """A model copy whose wrist camera, light and colours are set to one env's twin at a
+    time (:meth:`apply_twin`): what the single-frame and the batched renderers share."""
 
-    def __init__(
-        self,
-        model: mujoco.MjModel,
-        image_size: int,
-        supersample: int,
-        shape: tuple[int, int] | None = None,
-    ):
-        self.model = copy.deepcopy(model)
-        self.data = mujoco.MjData(self.model)
-        self.image_size = image_size
-        side = image_size * supersample
-        height, width = shape or (side, side)  # a camera's native (height, width)
-        self.renderer = mujoco.Renderer(self.model, height, width)
+    def __init__(self, model: mujoco.MjModel):
+        self.model = model
         self.camera = self.model.camera(robot.WRIST_CAMERA).id
         self.cube_geom = self.model.geom(CUBE).id
         self.floor_geom = self.model.geom(FLOOR).id
@@ -76,16 +66,6 @@ class WristRenderer:
             "cam_fovy": float(self.model.cam_fovy[self.camera]),
             "light_diffuse": self.model.light_diffuse.copy(),
         }
-
-    def render_raw(self, qpos: np.ndarray, mocap_pos: np.ndarray | None = None, camera=None):
-        """Full-resolution uint8 frame of ``camera`` (wrist by default) at state ``qpos``."""
-        self.data.qpos[:] = qpos
-        if mocap_pos is not None and self.model.nmocap:
-            self.data.mocap_pos[:] = mocap_pos
-        mujoco.mj_kinematics(self.model, self.data)
-        mujoco.mj_camlight(self.model, self.data)
-        self.renderer.update_scene(self.data, camera=self.camera if camera is None else camera)
-        return self.renderer.render()
 
     def apply_twin(self, twin: TwinBatch, index: int, noise: StepNoise | None = None) -> None:
         """Put env ``index``'s visual twin (and this step's camera wobble) into the model."""
@@ -105,8 +85,44 @@ class WristRenderer:
             m.geom_size[self.base_geom] = nominal["base_size"] * twin.base_size_scale[i]
             rgb = np.clip(nominal["base_rgb"] + twin.base_rgb_shift[i], 0.0, 1.0)
             m.geom_rgba[self.base_geom, :3] = rgb
-        m.geom_rgba[self.floor_geom, :3] = twin.background_rgb[i]
+        if m.geom_matid[self.floor_geom] < 0:  # a textured desk carries its own colour
+            m.geom_rgba[self.floor_geom, :3] = twin.background_rgb[i]
         m.vis.rgba.haze[:3] = twin.background_rgb[i]
+
+
+class WristRenderer(TwinVisuals):
+    """Renders single wrist frames from joint states at any resolution (the fake camera,
+    diagnostics); owns its own model copy."""
+
+    def __init__(
+        self,
+        model: mujoco.MjModel,
+        image_size: int,
+        supersample: int,
+        shape: tuple[int, int] | None = None,
+    ):
+        super().__init__(copy.deepcopy(model))
+        self.data = mujoco.MjData(self.model)
+        self.image_size = image_size
+        side = image_size * supersample
+        height, width = shape or (side, side)  # a camera's native (height, width)
+        # The offscreen framebuffer must hold the frame (a webcam's, or a wider render).
+        visual = self.model.vis.global_
+        visual.offwidth, visual.offheight = (
+            max(visual.offwidth, width),
+            max(visual.offheight, height),
+        )
+        self.renderer = mujoco.Renderer(self.model, height, width)
+
+    def render_raw(self, qpos: np.ndarray, mocap_pos: np.ndarray | None = None, camera=None):
+        """Full-resolution uint8 frame of ``camera`` (wrist by default) at state ``qpos``."""
+        self.data.qpos[:] = qpos
+        if mocap_pos is not None and self.model.nmocap:
+            self.data.mocap_pos[:] = mocap_pos
+        mujoco.mj_kinematics(self.model, self.data)
+        mujoco.mj_camlight(self.model, self.data)
+        self.renderer.update_scene(self.data, camera=self.camera if camera is None else camera)
+        return self.renderer.render()
 
     def render(self, qpos, mocap_pos, twin: TwinBatch, noise: StepNoise, index: int) -> np.ndarray:
         """Policy image of env ``index`` with its twin's visuals and this step's wobble."""

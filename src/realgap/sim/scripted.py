@@ -105,7 +105,13 @@ class ScriptedController:
         grasped = task.grasped(state)
         commanded_closed = env.target[:, 5] < 0.3
         near = np.linalg.norm(state.cube_pos - state.pinch, axis=1) < 0.02
-        jaw_busy = (np.abs(state.qvel[:, 5]) > 0.3) | (state.qpos[:, 5] - state.target[:, 5] > 0.04)
+        # Closing: the jaw moves, lags its target, or its target is still on the way
+        # down (at a deploy speed's small steps the jaw keeps up and moves slowly).
+        jaw_busy = (
+            (np.abs(state.qvel[:, 5]) > 0.3)
+            | (state.qpos[:, 5] - state.target[:, 5] > 0.04)
+            | (env.target[:, 5] > CLOSED + 0.02)
+        )
         xy_error = np.linalg.norm(state.pinch[:, :2] - grasp_point[:, :2], axis=1)
         at_cube = np.linalg.norm(state.pinch - grasp_point, axis=1) < 0.012
 

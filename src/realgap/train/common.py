@@ -21,6 +21,7 @@ from realgap.sim.randomization import DomainRandomization
 from realgap.sim.rollout import rollout, success_rate
 from realgap.sim.tasks import make_task
 from realgap.sim.twin import TwinParams
+from realgap.speed import TrainedSpeeds
 
 
 def training_worlds(args) -> tuple[DomainRandomization | None, TwinParams | None]:
@@ -41,6 +42,14 @@ def training_worlds(args) -> tuple[DomainRandomization | None, TwinParams | None
         # A calibration: what it measured is randomized within its uncertainty.
         return widths.around(Calibration.load(args.twin)), twin
     return widths, twin
+
+
+def trained_speeds(args) -> TrainedSpeeds:
+    """The speeds a recipe's ``Args`` train over (the contract records them)."""
+    randomization, twin = training_worlds(args)
+    if randomization is None:
+        randomization = DomainRandomization.none(twin or TwinParams())
+    return randomization.trained_speeds
 
 
 def evaluate(env: BatchedEnv, act, episodes: int, seed: int) -> float:
@@ -100,12 +109,13 @@ def finish_run(
     episodes: int,
     seed: int,
     extra: dict | None = None,
+    speeds: TrainedSpeeds | None = None,
 ) -> dict:
-    """Save the run's policy with its contract, evaluate it in the nominal sim (or the
-    twin trained for), write the run's summary and return it. ``extra`` goes into the
-    contract's metadata and the summary."""
+    """Save the run's policy with its contract (``speeds``: those it trained over),
+    evaluate it in the nominal sim (or the twin trained for), write the run's summary
+    and return it. ``extra`` goes into the contract's metadata and the summary."""
     parameters = parameter_count(policy)
-    contract = PolicyContract.for_env(nominal)
+    contract = PolicyContract.for_env(nominal, speeds)
     contract = PolicyContract(
         **{
             **contract.to_dict(),

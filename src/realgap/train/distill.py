@@ -30,13 +30,17 @@ from realgap.policy.checkpoint import load_policy
 from realgap.policy.networks import MemoryRunner, StateTeacher, build_policy, is_recurrent
 from realgap.runs import RunFolder
 from realgap.sim.batched_env import BatchedEnv
+from realgap.sim.randomization import DomainRandomization
 from realgap.sim.scripted import ScriptedController
 from realgap.sim.tasks import make_task
+from realgap.sim.twin import ControlParams, TwinParams
+from realgap.speed import DeploySpeed
 from realgap.train.common import (
     BestSnapshot,
     evaluate,
     finish_run,
     policy_actor,
+    trained_speeds,
     training_worlds,
 )
 from realgap.train.student_fit import WeightAverage, fit_samples, fit_sequences
@@ -124,6 +128,9 @@ class Args:
     time_budget_s: float | None = None
     """Wall-clock budget for training: the teacher stops at 40% of it, the student's
     DAgger rounds when it is spent (None: run every step and round)."""
+    eval_speed: tuple[float, float] | None = None
+    """(control Hz, action fraction) the student's evaluations run at: ``realgap adapt``
+    evaluates at the speed the arm will be run at (None: training's 10 Hz x 1)."""
     progress: bool = True
     """Show progress bars."""
     extra: dict = field(default_factory=dict)
@@ -309,10 +316,12 @@ def train_student(
     best = BestSnapshot(shipped)
     recurrent = is_recurrent(student)
     runner = MemoryRunner(student) if recurrent else None  # carries the student's memory
-    images, states, labels, firsts = [], [], [], []
+    images, states, labels, firsts, memories = [], [], [], [], []
     obs, _ = env.reset(seed=args.seed + 2)
     driven = np.arange(args.student_envs) < round(args.expert_driven * args.student_envs)
-    nominal = BatchedEnv(args.task, 32, twin=twin, render=True, seed=args.seed + 3)
+    nominal = BatchedEnv(
+        args.task, 32, randomization=evaluation_world(args, twin), render=True, seed=args.seed + 3
+    )
     with Progress(disable=not args.progress, transient=True) as progress:
         bar = progress.add_task("student (DAgger)", total=args.dagger_rounds)
         for round_index in range(args.dagger_rounds):
@@ -324,6 +333,10 @@ def train_student(
                     student.state_norm.update(state)
                     if recurrent:
                         runner.reset(first)
+                        carried = runner.memory  # what the student carries into this step
+                        if carried is None:
+                            carried = student.initial_memory(args.student_envs)
+                        memories.append(carried.numpy().copy())
                         own = runner(obs["image"], obs["state"])
                     else:
                         own = student(image, state).numpy()
@@ -339,11 +352,13 @@ def train_student(
                 )
             keep = args.buffer_size // args.student_envs
             images, states, labels = images[-keep:], states[-keep:], labels[-keep:]
-            firsts = firsts[-keep:]
+            firsts, memories = firsts[-keep:], memories[-keep:]
             if recurrent:  # on whole episodes, so the memory learns what later steps need
                 episode = env.config.episode_steps
                 data = (images, states, labels, firsts)
-                loss, total = fit_sequences(student, optimizer, *data, episode, args, average)
+                loss, total = fit_sequences(
+                    student, optimizer, *data, episode, args, average, memories
+                )
             else:
                 data = (images, states, labels)
                 loss, total = fit_samples(student, optimizer, *data, args, average)
@@ -370,6 +385,15 @@ def train_student(
     best.restore(shipped)
     log({"phase": "student_best", "success_rate": best.score})
     return shipped, nominal
+
+
+def evaluation_world(args: Args, twin) -> DomainRandomization:
+    """Where the student is evaluated: exactly the twin, at ``eval_speed`` if given."""
+    task_config = make_task(args.task).config
+    world = DomainRandomization.none(
+        twin or TwinParams(control=ControlParams(task_config.control_hz))
+    )
+    return world if args.eval_speed is None else world.at_speed(DeploySpeed(*args.eval_speed))
 
 
 def _deadline(args: Args, started: float, share: float) -> float:
@@ -412,7 +436,8 @@ def main(args: Args) -> dict:
         started=started,
         episodes=max(args.eval_episodes, 64),
         seed=args.seed + 11,
-        extra={"task": args.task},
+        extra={"task": args.task, "eval_speed": args.eval_speed},
+        speeds=trained_speeds(args),
     )
     nominal.close()
     return summary

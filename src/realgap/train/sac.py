@@ -30,6 +30,7 @@ from realgap.train.common import (
     evaluate,
     finish_run,
     policy_actor,
+    trained_speeds,
     training_worlds,
 )
 from realgap.train.sac_agent import Replay, SacAgent, SacHyper
@@ -230,6 +231,7 @@ def main(args: Args) -> dict:
         episodes=args.final_episodes,
         seed=args.seed + 11,
         extra=kept,
+        speeds=trained_speeds(args),
     )
     nominal.close()
     return summary

@@ -60,20 +60,38 @@ def fit_samples(student, optimizer, images, states, labels, args, average=None):
 
 
 def fit_sequences(
-    student, optimizer, images, states, labels, firsts, episode_steps, args, average=None
+    student,
+    optimizer,
+    images,
+    states,
+    labels,
+    firsts,
+    episode_steps,
+    args,
+    average=None,
+    memories=None,
 ):
-    """One DAgger round's regression for a recurrent student, on whole episodes: each
+    """One DAgger round's regression for a recurrent student, on episodes: each
     minibatch is ``sequence_batch`` windows of ``episode_steps`` steps (fewer when the
-    buffer is shorter), starting where an episode begins, unrolled from a zero memory
-    (backpropagation through the whole episode: what to remember is learnt from the
-    labels of the steps that need it). Returns as :func:`fit_samples`."""
+    buffer is shorter), unrolled with backpropagation through the window (what to
+    remember is learnt from the labels of the steps that need it). Windows start where
+    an episode begins, from a zero memory, and -- for episodes longer than a window (a
+    slow speed's) -- every ``episode_steps`` steps after, from ``memories``: the memory
+    the collecting student carried into that step (a few rounds stale at most; the
+    stored-state recipe of recurrent replay). Returns as :func:`fit_samples`."""
     data_img = torch.from_numpy(np.stack(images))  # (T, N, H, W, 3)
     data_state = torch.from_numpy(np.stack(states))
     data_label = torch.from_numpy(np.stack(labels)).float()
     data_first = torch.from_numpy(np.stack(firsts))  # (T, N)
+    stored = None if memories is None else torch.from_numpy(np.stack(memories))
     steps, total = len(data_first), data_first.numel()
     length = min(episode_steps, steps)
-    candidates = torch.nonzero(data_first[: steps - length + 1])
+    starts = data_first.clone()
+    if stored is not None:  # later windows of long episodes, on the stored memory
+        starts |= (_steps_into_episode(data_first) % length == 0) & (
+            _steps_into_episode(data_first) >= 0
+        )
+    candidates = torch.nonzero(starts[: steps - length + 1])
     if len(candidates) == 0:  # a buffer shorter than an episode: any window
         candidates = torch.cartesian_prod(
             torch.arange(steps - length + 1), torch.arange(data_first.shape[1])
@@ -86,13 +104,28 @@ def fit_sequences(
         pick = candidates[torch.randint(0, len(candidates), (args.sequence_batch,))]
         time_index, env_index = pick[:, 0] + offsets, pick[:, 1].expand(length, -1)
         first = data_first[time_index, env_index].clone()
-        first[0] = True  # every window starts from a fresh memory
+        initial = None
+        if stored is None:
+            first[0] = True  # every window starts from a fresh memory
+        else:
+            initial = stored[pick[:, 0], pick[:, 1]] * (~first[0]).float().unsqueeze(-1)
         actions = student.unroll(
-            data_img[time_index, env_index], data_state[time_index, env_index], first
+            data_img[time_index, env_index], data_state[time_index, env_index], first, initial
         )
         loss = ((actions - data_label[time_index, env_index]) ** 2).mean()
         _gradient_step(optimizer, loss, average)
     return loss, total
+
+
+def _steps_into_episode(firsts: torch.Tensor) -> torch.Tensor:
+    """(T, N) steps since each env's episode began (-1 before its first recorded start:
+    the buffer opens mid-episode and the episode's beginning is gone)."""
+    out = torch.full(firsts.shape, -1, dtype=torch.long)
+    count = torch.full(firsts.shape[1:], -1, dtype=torch.long)
+    for t in range(len(firsts)):
+        count = torch.where(firsts[t], torch.zeros_like(count), count + (count >= 0).long())
+        out[t] = count
+    return out
 
 
 def minibatches(total: int, args):
