@@ -21,3 +21,12 @@ class RealgapStop(RealgapError, RuntimeError):
 
 class MissingExtra(RealgapError, ImportError):
     """An optional dependency is not installed (the message says which extra brings it)."""
+
+
+class TrainingStopped(RealgapStop):
+    """Training stopped on a signal after writing a checkpoint (the message says how to
+    resume); ``signal_name`` is SIGINT or SIGTERM."""
+
+    def __init__(self, message: str, signal_name: str):
+        super().__init__(message)
+        self.signal_name = signal_name

@@ -76,6 +76,14 @@ def tone(pixels: np.ndarray, exposure=1.0, gamma=1.0, black_level=0.0) -> np.nda
     return pixels
 
 
+def undo_tone(
+    value: np.ndarray, exposure: float, gamma: float, black_level: float, **_
+) -> np.ndarray:
+    """The linear value that :func:`tone` maps to ``value``."""
+    linear = np.clip((np.asarray(value) - black_level) / (1 - black_level), 0, 1)
+    return linear ** (1 / gamma) / exposure
+
+
 def _hue_rotation(turns: float) -> np.ndarray:
     """RGB -> RGB matrix rotating hue by ``turns`` (in YIQ space)."""
     to_yiq = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.322], [0.211, -0.523, 0.312]])

@@ -79,9 +79,11 @@ class RunFolder:
     def write_config(self, recipe: str, values: dict) -> Path:
         return self.write_json(CONFIG, {"recipe": recipe, **values})
 
-    def metrics(self, columns: list[str], started: float | None = None) -> MetricsWriter:
+    def metrics(
+        self, columns: list[str], started: float | None = None, keep_rows: int | None = None
+    ) -> MetricsWriter:
         self.path.mkdir(parents=True, exist_ok=True)
-        return MetricsWriter(self.path / METRICS, columns, started)
+        return MetricsWriter(self.path / METRICS, columns, started, keep_rows)
 
     # -- finding files again (report, resume) ------------------------------------------
     def eval_files(self) -> list[Path]:
@@ -162,19 +164,34 @@ def world_tag(folder: Path) -> str:
 
 class MetricsWriter:
     """``metrics.csv`` with fixed columns: every row is flushed as it is logged (a
-    crashed run keeps its curve) and gets ``seconds`` since ``started``."""
+    crashed run keeps its curve) and gets ``seconds`` since ``started``. A resumed run
+    keeps the first ``keep_rows`` rows (those its checkpoint had seen) and appends."""
 
-    def __init__(self, path: Path, columns: list[str], started: float | None = None):
+    def __init__(
+        self,
+        path: Path,
+        columns: list[str],
+        started: float | None = None,
+        keep_rows: int | None = None,
+    ):
         self.started = time.perf_counter() if started is None else started
         self.columns = [*columns, *(["seconds"] if "seconds" not in columns else [])]
+        kept: list[str] = []
+        if keep_rows is not None and path.exists():
+            kept = path.read_text().splitlines()[1 : 1 + keep_rows]
+        self.rows = len(kept)
         self.handle = path.open("w", newline="")
         self.writer = csv.DictWriter(self.handle, fieldnames=self.columns)
         self.writer.writeheader()
+        for line in kept:  # the csv module ends rows with \r\n
+            self.handle.write(line + "\r\n")
+        self.handle.flush()
 
     def log(self, row: dict) -> None:
         row = {**row, "seconds": round(time.perf_counter() - self.started, 1)}
         self.writer.writerow(row)
         self.handle.flush()
+        self.rows += 1
 
     def close(self) -> None:
         self.handle.close()

@@ -123,3 +123,29 @@ def test_retraining_is_ended_by_the_budget_not_the_task_round_count(tmp_path):
     assert args.dagger_rounds >= 1000 and args.time_budget_s == 600.0
     quick = retrain_args(replace(config, quick=True), "PickCube", run, [])
     assert quick.dagger_rounds == distill.QUICK["dagger_rounds"]
+
+
+@pytest.mark.slow
+def test_an_interrupted_adapt_resumes_from_its_last_finished_step(tmp_path, monkeypatch):
+    from realgap.adapt import run as adapt_run
+
+    monkeypatch.setenv("REALGAP_HOME", str(tmp_path / "home"))
+    torch.manual_seed(0)
+    policy = save_policy(tmp_path / "policy", VisualPolicy(), CONTRACT)
+    out = tmp_path / "adapted"
+    argv = ["adapt", str(policy), "--world", "fake", "--out", str(out), "--quick"]
+    real_main = adapt_run.distill.main
+
+    def interrupted(args):
+        raise KeyboardInterrupt  # Ctrl-C during the retraining
+
+    monkeypatch.setattr(adapt_run.distill, "main", interrupted)
+    assert main(argv) == 130
+    progress = json.loads((out / "adapt_progress.json").read_text())
+    assert progress["done"] == ["record", "calibrate", "before"]
+    kept = {name: (out / name).stat().st_mtime_ns for name in ("recording.npz", "calibration")}
+    monkeypatch.setattr(adapt_run.distill, "main", real_main)
+    assert main([*argv, "--resume"]) == 0
+    assert {name: (out / name).stat().st_mtime_ns for name in kept} == kept  # not redone
+    summary = json.loads((out / "adapt.json").read_text())
+    assert set(summary["seconds"]) >= {"record", "calibrate", "before", "retrain", "after", "twin"}

@@ -41,7 +41,7 @@ def refused(capsys, argv, *named) -> str:
     ("extra", "named"),
     [
         (["--world", "sim", "--profile", "typical_so101"], "--profile"),
-        (["--world", "sim", "--hz", "20"], "--hz"),
+        (["--world", "sim", "--realtime"], "--realtime"),
         (["--world", "sim", "--steps", "30"], "--steps"),
         (["--world", "fake", "--steps", "0"], "--steps must be at least 1"),
         (["--world", "fake", "--hz", "0"], "--hz must be positive"),
@@ -151,3 +151,41 @@ def test_diagnose_attribute_names_the_one_difference(capsys, policy, tmp_path):
     assert result["nominal"]["trials"] == result["calibrated"]["trials"] == 9
     assert "Gap attribution" in (out / "attribution.section.html").read_text()
     refused(capsys, [*argv[:4], "--trials", "0"], "--trials")
+
+
+HOSTILE = [
+    ("twin.toml", "[servo]\nkp_scale = nan\n", ["--twin"], "servo.kp_scale"),
+    ("twin.toml", "servo = [1, 2]\n", ["--twin"], "servo"),
+    ("twin.json", "[1, 2]", ["--twin"], "expected a JSON object"),
+    ("widths.toml", "[randomization]\nkp_scale = [[1], [2]]\n", ["--randomization"], "kp_scale"),
+    (
+        "widths.toml",
+        "[randomization]\naction_fraction = [0, 2]\n",
+        ["--randomization"],
+        "action_fraction",
+    ),
+    ("widths.toml", "[randomization]\nshadow_p = 3\n", ["--randomization"], "shadow_p"),
+]
+
+
+@pytest.mark.parametrize("name, text, flag, named", HOSTILE)
+def test_hostile_twin_and_width_files_are_one_line_even_in_a_dry_run(
+    capsys, tmp_path, name, text, flag, named
+):
+    path = tmp_path / name
+    path.write_text(text)
+    argv = ["train", "Reach", "--out", str(tmp_path / "run"), *flag, str(path), "--dry-run"]
+    refused(capsys, argv, str(path), named)
+
+
+def test_hostile_sweep_and_adapt_inputs_are_one_line(capsys, policy, tmp_path):
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text(
+        "name = 'x'\ntask = 'Reach'\nseeds = [0]\nworlds = ['sim']\n"
+        "[train]\ndagger_rounds = 'ten'\n[[setting]]\nname = 'a'\n"
+    )
+    refused(capsys, ["sweep", str(sweep), "--out", str(tmp_path / "s")], "train.dagger_rounds")
+    out = str(tmp_path / "adapted")
+    refused(capsys, ["adapt", policy, "--out", out, "--budget", "nan"], "--budget")
+    refused(capsys, ["adapt", policy, "--out", out, "--resume"], "no adapt run to resume")
+    refused(capsys, ["adapt", policy, "--out", out, "--hz", "-3"], "--hz")

@@ -280,3 +280,54 @@ def test_commands_are_clipped_to_limits_and_max_step(home):
         for _ in range(100):
             sent = arm.command(np.full(6, 10.0))
         assert np.all(sent <= robot.JOINT_RANGES[:, 1])
+
+
+class StubCamera:
+    """A camera whose view's brightness is set by the test (a pose's patch of desk)."""
+
+    camera_id = "stub"
+
+    def __init__(self, brightness: float):
+        from realgap.bridge.camera_lock import DEFAULT_SETTINGS
+
+        self.brightness, self.settings = brightness, DEFAULT_SETTINGS
+
+    def apply_settings(self, settings):
+        self.settings = settings
+
+    def get_settings(self):
+        return self.settings
+
+    def read_fresh(self, not_before=0.0):
+        from realgap.bridge.interfaces import Frame
+
+        rng = np.random.default_rng(0)
+        image = np.clip(self.brightness * 255 + rng.normal(0, 8, (48, 64, 3)), 0, 255)
+        return Frame(image.astype(np.uint8), 0.0)
+
+
+def test_a_check_under_another_calibration_names_it_instead_of_the_exposure(tmp_path):
+    """Locked uncalibrated, checked calibrated: the start pose looks at another patch of
+    desk. The reference is re-measured there (settings unchanged), never blamed on
+    auto-exposure; under the lock's own calibration a darker view still fails."""
+    from dataclasses import replace
+
+    camera = StubCamera(0.07)
+    lock = lock_camera(camera, folder=tmp_path)
+    assert lock.joint_offsets_deg == (0.0,) * 6
+    camera.brightness = 0.035  # the calibrated start pose sees a darker patch
+    offsets = np.deg2rad([0.0, 1.2, -0.9, 0.6, 0.0, 0.0])
+    report = check_camera(camera, tmp_path, joint_offsets_rad=offsets)
+    assert report["ok"] and "joint offsets" in report["relocked"]
+    assert "auto-exposure" not in report["relocked"]
+    # The lock now holds the new pose's reference: the same view passes plainly.
+    again = check_camera(camera, tmp_path, joint_offsets_rad=offsets)
+    assert again["ok"] and again["relocked"] is None
+    # Under the lock's calibration, a dark desk that reads bright is the auto-exposure one.
+    camera.brightness = 0.09
+    with pytest.raises(CameraCheckFailed, match="auto-exposure"):
+        check_camera(camera, tmp_path, joint_offsets_rad=offsets)
+    # Lost settings are named whatever the calibration.
+    camera.settings = replace(camera.settings, auto_exposure=True)
+    with pytest.raises(CameraCheckFailed, match="auto-exposure is ON"):
+        check_camera(camera, tmp_path, joint_offsets_rad=np.zeros(6))

@@ -10,7 +10,7 @@ import torch
 from realgap.errors import ConfigError
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.scripted import ScriptedController
-from realgap.train import distill
+from realgap.train import dagger, distill
 from realgap.train.student_fit import WeightAverage
 
 
@@ -23,8 +23,8 @@ def test_the_best_evaluated_student_is_kept_and_evaluations_are_sparse(tmp_path,
         return next(scores)
 
     # The evaluation receives the student itself, so each evaluated state is recorded.
-    monkeypatch.setattr(distill, "policy_actor", lambda student, env: student)
-    monkeypatch.setattr(distill, "evaluate", fake_evaluate)
+    monkeypatch.setattr(dagger, "policy_actor", lambda student, env: student)
+    monkeypatch.setattr(dagger, "evaluate", fake_evaluate)
     args = distill.args_for_task(
         "Reach",
         out=str(tmp_path),
@@ -65,7 +65,7 @@ def test_the_expert_driven_fraction_of_envs_steps_with_the_teachers_labels(tmp_p
 
     monkeypatch.setattr(BatchedEnv, "step", record_step)
     monkeypatch.setattr(ScriptedController, "act", record_label)
-    monkeypatch.setattr(distill, "evaluate", lambda env, act, episodes, seed: 0.0)
+    monkeypatch.setattr(dagger, "evaluate", lambda env, act, episodes, seed: 0.0)
     args = distill.args_for_task(
         "Reach",
         out=str(tmp_path),
@@ -128,9 +128,9 @@ def test_the_student_average_is_what_is_evaluated_kept_and_shipped(tmp_path, mon
         evaluated.append(act)
         return 0.5
 
-    monkeypatch.setattr(distill, "WeightAverage", RecordedAverage)
-    monkeypatch.setattr(distill, "policy_actor", lambda policy, env: policy)
-    monkeypatch.setattr(distill, "evaluate", fake_evaluate)
+    monkeypatch.setattr(dagger, "WeightAverage", RecordedAverage)
+    monkeypatch.setattr(dagger, "policy_actor", lambda policy, env: policy)
+    monkeypatch.setattr(dagger, "evaluate", fake_evaluate)
     args = distill.args_for_task(
         "Reach",
         out=str(tmp_path),

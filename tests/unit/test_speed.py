@@ -31,7 +31,7 @@ TRAINED = TrainedSpeeds.of_ranges((9.0, 16.5), (0.15, 1.0))
 
 
 def test_drawn_rates_and_fractions_cover_their_ranges_and_are_seeded():
-    config = DomainRandomization()
+    config = DomainRandomization(speed_p=1.0)
     assert config.control_hz == (10.0, 15.0) and config.action_fraction == (0.15, 1.0)
     draws = sample_episode(config, np.random.default_rng(3), 4000)
     again = sample_episode(config, np.random.default_rng(3), 4000)
@@ -44,6 +44,22 @@ def test_drawn_rates_and_fractions_cover_their_ranges_and_are_seeded():
     fraction = draws.action_fraction
     assert 0.15 <= fraction.min() < 0.16 and 0.99 < fraction.max() <= 1.0
     assert abs(np.mean(fraction < 0.575) - 0.5) < 0.05  # uniform
+
+
+def test_by_default_a_quarter_of_the_episodes_run_at_a_drawn_speed():
+    """The rest at training's: drawing every episode's speed cost PlaceCube up to 24
+    points in the nominal sim at its default training length (docs/training.md)."""
+    default = DomainRandomization()
+    draws = sample_episode(default, np.random.default_rng(0), 4000)
+    drawn = draws.action_fraction < 1.0
+    assert abs(drawn.mean() - default.speed_p) < 0.03
+    assert np.all((draws.control_hz[~drawn] >= 9.0) & (draws.control_hz[~drawn] <= 11.0))
+    trained = default.trained_speeds
+    assert trained.action_fraction == (0.15, 1.0) and trained.control_hz == (9.0, 16.5)
+    assert trained.recommended == DeploySpeed(15.0, 0.15)
+    biased = DomainRandomization(speed_p=1.0, action_fraction_bias=1.0)
+    steps = 1 / sample_episode(biased, np.random.default_rng(0), 20000).action_fraction
+    assert abs(steps.mean() - 2 / 1.15) < 0.02  # density ~ fraction: steps spread evenly
 
 
 def test_the_speed_draws_leave_every_other_field_and_the_stream_unchanged():

@@ -24,7 +24,7 @@ The reference write-up's own next steps, end to end:
 
 from __future__ import annotations
 
-import time
+import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -33,9 +33,10 @@ import numpy as np
 from rich.console import Console
 from rich.progress import Progress
 
+from realgap.adapt.progress import Steps
 from realgap.adapt.rig import load_rig
 from realgap.adapt.section import adapt_section, format_value
-from realgap.bridge.camera_lock import lock_camera
+from realgap.bridge.camera_lock import load_lock_if_any, lock_camera
 from realgap.bridge.env import DeployConfig
 from realgap.bridge.worlds import at_start_pose
 from realgap.diagnose.attribute import attribute
@@ -52,6 +53,7 @@ from realgap.runs import RunFolder, claim
 from realgap.sim.calibration import Calibration
 from realgap.speed import DeploySpeed
 from realgap.train import distill
+from realgap.train.checkpoint import Checkpointer
 
 TEACHER_SECTIONS = ("cube", "fingers", "servo", "control", "placement")
 """What the privileged teacher's world is made of (physics, and where objects land); a
@@ -88,6 +90,9 @@ class AdaptConfig:
     the arm's twin with objects where they actually land (``placement.offset_xy_m``),
     so the retrained policy works where the cubes will be. False: only report it."""
     seed: int = 0
+    resume: bool = False
+    """Continue an interrupted run in ``out``: finished steps are kept, a retraining
+    continues from its checkpoint, evaluations from their last finished episode."""
 
 
 RETRAIN_ROUNDS = 1_000
@@ -106,7 +111,6 @@ def run_adapt(
 ) -> dict:
     """Run the five steps on the arm ``open_world(task)`` gives; returns ``adapt.json``."""
     console = console or Console()
-    started = time.perf_counter()
     contract = load_contract(config.policy)
     task = contract.task
     rig = load_rig(config.rig)  # a bad rig.toml is refused before the arm moves
@@ -122,21 +126,21 @@ def run_adapt(
     if speed_warning:
         console.print(f"[yellow]{speed_warning}[/]")
     console.print(f"the arm runs at {arm_speed.describe()}; the twin and the retraining too")
-    timings: dict[str, float] = {}
-
-    def lap(name: str, since: float) -> float:
-        timings[name] = round(time.perf_counter() - since, 1)
-        return time.perf_counter()
+    steps = Steps(run, config.resume)
+    earlier = "resume" if config.resume else "overwrite"  # this command owns its folder
 
     console.rule("1/5 lock the camera and record a calibration session")
-    tick = time.perf_counter()
     world = open_world(task)
-    with at_start_pose(world):
-        lock = lock_camera(world.camera, folder=cameras)
+    lock = load_lock_if_any(world.camera.camera_id, cameras) if config.resume else None
+    if lock is None:
+        with at_start_pose(world):
+            lock = lock_camera(world.camera, folder=cameras)
     console.print(f"locked {lock.camera_id}")
     if config.recording is not None:
         recording_path = Path(config.recording)
         CalibrationRecording.load(recording_path)  # refuse a bad file before any work
+    elif steps.finished("record"):
+        recording_path = run.file("recording.npz")
     else:
         world = open_world(task)
         world.camera.apply_settings(lock.settings)
@@ -145,10 +149,13 @@ def run_adapt(
             run.file("recording.npz")
         )
     console.print(f"recording: {recording_path}")
-    tick = lap("record", tick)
+    steps.finish("record")
 
     console.rule("2/5 calibrate: joints and camera together, tone, servos (+ rig.toml)")
-    diagnosis = diagnose_recording(recording_path, run.file("calibration"), config.layout)
+    if steps.finished("calibrate"):
+        diagnosis = json.loads((run.file("calibration") / "diagnosis.json").read_text())
+    else:
+        diagnosis = diagnose_recording(recording_path, run.file("calibration"), config.layout)
     calibration = Calibration.load(run.file("calibration") / "calibration.json")
     for key, (value, sigma) in rig.items():
         calibration.measure(key, value, sigma)
@@ -162,7 +169,7 @@ def run_adapt(
             f"fix the cause and run again (the recording is kept: {recording_path})"
         )
     console.print(_calibration_lines(calibration))
-    tick = lap("calibrate", tick)
+    steps.finish("calibrate")
 
     console.rule("3/5 the arm's twin: the old policy on the arm, where objects land")
     layout = load_layout(config.layout)
@@ -182,7 +189,7 @@ def run_adapt(
                 out=run.file(name),
                 progress=lambda n: progress.update(bar, advance=n),
                 calibration=calib,
-                earlier="overwrite",  # this command owns its folder
+                earlier=earlier,
             )
 
     results["before"] = on_arm("before", config.policy, None)
@@ -215,7 +222,7 @@ def run_adapt(
     seen.save(run.file("training_calibration.json"))
     physics = physics_changed(calibration)
     console.print("the teacher's world differs in: " + (", ".join(physics) or "nothing"))
-    tick = lap("before", tick)
+    steps.finish("before")
 
     console.rule("4/5 retrain in the arm's twin (warm start)")
     args = retrain_args(config, task, run, physics, arm_speed)
@@ -223,12 +230,18 @@ def run_adapt(
         f"teacher: {_teacher_plan(args)}; student from {config.policy}; "
         f"budget {args.time_budget_s:.0f} s"
     )
-    trained = distill.main(args)
+    summary_file = Path(args.out) / "summary.json"
+    if steps.finished("retrain") and summary_file.is_file():
+        trained = json.loads(summary_file.read_text())
+    else:  # a retraining an interruption cut short continues from its checkpoint
+        interrupted = config.resume and Checkpointer(RunFolder(args.out)).exists()
+        trained = distill.main(replace(args, resume=interrupted))
     new_policy = Path(args.out) / "policy"
-    tick = lap("retrain", tick)
+    steps.finish("retrain")
 
     console.rule("5/5 matched evaluation on the arm: the adapted policy, same spots")
     results["after"] = on_arm("after", new_policy, calibration)
+    steps.finish("after")
     # What the arm's twin predicted for the adapted policy, on the same layout.
     results["twin"] = evaluate(
         new_policy,
@@ -238,10 +251,10 @@ def run_adapt(
         seed=config.seed,
         out=run.file("twin"),
         calibration=seen,
-        earlier="overwrite",
+        earlier="overwrite",  # the sim reruns in seconds
         speed=arm_speed,
     )
-    lap("evaluate", tick)
+    steps.finish("twin")
     gain = difference(results["after"]["overall"], results["before"]["overall"])
     summary = {
         "task": task,
@@ -259,17 +272,21 @@ def run_adapt(
         "physics_changed": physics,
         "speed": {"control_hz": arm_speed.control_hz, "action_fraction": arm_speed.action_fraction},
         "calibration": {"values": calibration.values, "uncertainty": calibration.uncertainty},
-        "seconds": timings,
-        "total_seconds": round(time.perf_counter() - started, 1),
+        "seconds": steps.seconds,
     }
     attribution = None
     if config.attribute:
         console.rule("why the old policy failed: gap attribution in the twin")
-        attribution = attribute(
-            config.policy, calibration, layout, trials, seed=config.seed, speed=arm_speed
-        )
-        run.write_json("attribution.json", attribution)
-    summary["total_seconds"] = round(time.perf_counter() - started, 1)
+        if steps.finished("attribution") and run.file("attribution.json").is_file():
+            attribution = json.loads(run.file("attribution.json").read_text())
+        else:
+            attribution = attribute(
+                config.policy, calibration, layout, trials, seed=config.seed, speed=arm_speed
+            )
+            run.write_json("attribution.json", attribution)
+        steps.finish("attribution")
+    summary["seconds"] = steps.seconds
+    summary["total_seconds"] = round(sum(steps.seconds.values()), 1)
     run.write_json("adapt.json", summary)
     run.file("adapt.section.html").write_text(adapt_section(summary, attribution))
     report = build_report(config.out)
@@ -393,7 +410,11 @@ def _plain(value):
 
 
 def check_out(out: Path, earlier: str) -> None:
-    """Refuse to mix a new adapt run into an old one unless told."""
-    if earlier not in ("refuse", "overwrite"):
-        raise ConfigError(f"earlier must be refuse or overwrite, got {earlier!r}")
-    claim([Path(out) / "adapt.json"], earlier)
+    """Refuse to mix a new adapt run into an old one unless told; ``resume`` needs one."""
+    if earlier not in ("refuse", "overwrite", "resume"):
+        raise ConfigError(f"earlier must be refuse, overwrite or resume, got {earlier!r}")
+    if earlier == "resume":
+        if not (Path(out) / "adapt_config.json").is_file():
+            raise ConfigError(f"{out}: no adapt run to resume")
+        return
+    claim([Path(out) / "adapt.json", Path(out) / "adapt_config.json"], earlier)

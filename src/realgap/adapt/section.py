@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
 from realgap.diagnose.attribute import section_html as attribution_html
 
@@ -60,7 +61,10 @@ def _rate(result: dict) -> str:
 
 
 def format_value(value) -> str:
-    """A measured value (or list of them) to three significant figures."""
+    """A measured value (or list of them) to three significant figures; a file (the desk
+    texture) by its name."""
+    if isinstance(value, str):
+        return Path(value).name
     if isinstance(value, list):
         return "[" + ", ".join(f"{v:.3g}" for v in value) + "]"
     return f"{value:.3g}"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +49,10 @@ class CameraLock:
     reference_mean: float
     """Mean pixel value (0..1) of the reference region when locked."""
     region: tuple[float, float, float, float] = REFERENCE_REGION
+    joint_offsets_deg: tuple[float, ...] = (0.0,) * 6
+    """The calibration the arm had when the lock was taken (its joint zero offsets): a
+    calibration moves the start pose, so the reference region sees another patch of
+    desk under another one."""
 
     def to_dict(self) -> dict:
         return {**asdict(self), "settings": asdict(self.settings)}
@@ -60,6 +64,7 @@ class CameraLock:
             settings=CameraSettings(**data["settings"]),
             reference_mean=float(data["reference_mean"]),
             region=tuple(data["region"]),
+            joint_offsets_deg=tuple(data.get("joint_offsets_deg", (0.0,) * 6)),
         )
 
 
@@ -83,9 +88,11 @@ def lock_camera(
     settings: CameraSettings = DEFAULT_SETTINGS,
     folder: Path | None = None,
     region=REFERENCE_REGION,
+    joint_offsets_rad=None,
 ) -> CameraLock:
     """Apply fixed settings, measure the reference region, store the lock; returns it.
-    The arm should be at the start pose (the region must see the cloth)."""
+    The arm should be at the start pose (the region must see the cloth);
+    ``joint_offsets_rad`` is the calibration the arm runs with (None: none)."""
     if settings.auto_exposure or settings.white_balance is None:
         raise ConfigError("a lock needs auto_exposure=False and a fixed white_balance")
     camera.apply_settings(settings.check())
@@ -97,11 +104,22 @@ def lock_camera(
             f"camera {camera.camera_id!r} sees nothing with {settings} (mean "
             f"{pixels.mean():.3f}, spread {pixels.std():.3f}): choose another exposure or gain"
         )
-    lock = CameraLock(camera.camera_id, settings, region_mean(frame.image, region), region)
-    path = lock_path(camera.camera_id, folder)
+    offsets = _degrees(joint_offsets_rad)
+    lock = CameraLock(camera.camera_id, settings, region_mean(frame.image, region), region, offsets)
+    _save(lock, folder)
+    return lock
+
+
+def _save(lock: CameraLock, folder: Path | None) -> None:
+    path = lock_path(lock.camera_id, folder)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(lock.to_dict(), indent=2))
-    return lock
+
+
+def _degrees(offsets_rad) -> tuple[float, ...]:
+    if offsets_rad is None:
+        return (0.0,) * 6
+    return tuple(round(float(v), 3) for v in np.rad2deg(np.asarray(offsets_rad, dtype=float)))
 
 
 def load_lock(camera_id: str, folder: Path | None = None) -> CameraLock:
@@ -113,16 +131,31 @@ def load_lock(camera_id: str, folder: Path | None = None) -> CameraLock:
     return CameraLock.from_dict(json.loads(path.read_text()))
 
 
+def load_lock_if_any(camera_id: str, folder: Path | None = None) -> CameraLock | None:
+    """The camera's stored lock, or None when it has none."""
+    path = lock_path(camera_id, folder)
+    return CameraLock.from_dict(json.loads(path.read_text())) if path.exists() else None
+
+
 def check_camera(
-    camera: Camera, folder: Path | None = None, tolerance: float = 0.25, floor: float = 0.02
+    camera: Camera,
+    folder: Path | None = None,
+    tolerance: float = 0.25,
+    floor: float = 0.02,
+    joint_offsets_rad=None,
 ) -> dict:
     """Verify the camera still has its locked settings and brightness.
 
     Brightness may differ from the lock by ``tolerance`` (relative) or ``floor``
-    (absolute, 0..1), whichever is larger. Returns a report dict; raises
-    :class:`CameraCheckFailed` naming every problem.
+    (absolute, 0..1), whichever is larger. ``joint_offsets_rad`` is the calibration the
+    arm runs with now: under another one than the lock's, the start pose looks at
+    another patch of desk, so with the settings unchanged the reference region is
+    re-measured there (and the lock updated) instead of blaming the exposure. Returns a
+    report dict; raises :class:`CameraCheckFailed` naming every problem.
     """
     lock = load_lock(camera.camera_id, folder)
+    now = _degrees(joint_offsets_rad)
+    pose_moved = not np.allclose(now, lock.joint_offsets_deg, atol=0.05)
     settings = camera.get_settings()
     problems = []
     if settings.auto_exposure:
@@ -138,7 +171,25 @@ def check_camera(
     frame = camera.read_fresh(not_before=-np.inf)
     mean = region_mean(frame.image, lock.region)
     allowed = max(tolerance * lock.reference_mean, floor)
-    if abs(mean - lock.reference_mean) > allowed:
+    relocked = None
+    if pose_moved and not problems:
+        # The settings are the lock's: what changed is where the start pose looks.
+        relocked = (
+            f"the lock was taken with joint offsets {list(lock.joint_offsets_deg)} degrees, "
+            f"this session's calibration has {list(now)}: the start pose looks at another "
+            f"patch of desk, so its reference brightness was re-measured ({mean:.3f}, was "
+            f"{lock.reference_mean:.3f})"
+        )
+        lock = replace(lock, reference_mean=mean, joint_offsets_deg=now)
+        _save(lock, folder)
+    elif pose_moved and abs(mean - lock.reference_mean) > allowed:
+        problems.append(
+            f"reference region brightness {mean:.3f}, locked at {lock.reference_mean:.3f} "
+            f"under another calibration (joint offsets {list(lock.joint_offsets_deg)} "
+            f"degrees, now {list(now)}): relock with `realgap camera lock --calibration "
+            "FILE` (the calibration this session uses)"
+        )
+    elif abs(mean - lock.reference_mean) > allowed:
         problems.append(
             f"reference region brightness {mean:.3f}, locked at {lock.reference_mean:.3f} "
             f"(allowed +-{allowed:.3f}): a dark cloth that reads bright is the auto-exposure "
@@ -151,6 +202,7 @@ def check_camera(
         "locked_mean": lock.reference_mean,
         "ok": not problems,
         "problems": problems,
+        "relocked": relocked,
     }
     if problems:
         raise CameraCheckFailed(f"camera {camera.camera_id!r} check failed: " + "; ".join(problems))

@@ -191,7 +191,9 @@ class RealWorldEnv:
         self.arm.move_to(self.config.start_pose)
         self.clock.sleep(self.config.settle_s)
         if self.config.check_camera_lock:
-            report["camera_check"] = check_camera(self.camera, self.config.lock_folder)
+            report["camera_check"] = check_camera(
+                self.camera, self.config.lock_folder, joint_offsets_rad=self.arm.arm.zero_offsets
+            )
         return report
 
     def reset(self, place_scene: Callable[[], None] | None = None) -> dict:

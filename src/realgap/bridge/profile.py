@@ -128,6 +128,12 @@ class RealityProfile:
                 raise ProfileError(
                     f"{source}: {section}.{sorted(leftover)[0]}: unknown key; known keys: {known}"
                 )
+        camera = data.get("camera")
+        if isinstance(camera, dict) and "background_texture" in camera:
+            raise ProfileError(
+                f"{source}: camera.background_texture is a twin's learned desk; a fake "
+                "arm's desk is its [desk] section (texture, rgb, contrast, scale_m)"
+            )
         appearance = parse_appearance(data, source, ProfileError)
         twin = parse_sections(TwinParams(), data, source, ProfileError)
         return cls(

@@ -29,7 +29,7 @@ from realgap.cli import (
     view,
 )
 from realgap.cli import eval as eval_
-from realgap.errors import RealgapError
+from realgap.errors import RealgapError, TrainingStopped
 
 COMMANDS = [
     demo,
@@ -96,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
 
             args.task = task_name(args.task)  # `realgap train reach` is Reach
         return int(args.func(args) or 0)
+    except TrainingStopped as stopped:  # a clean stop on a signal, with a checkpoint
+        print(f"realgap {args.command}: {stopped}", file=sys.stderr)
+        return 143 if stopped.signal_name == "SIGTERM" else 130
     except (RealgapError, ConnectionError, *USER_OS_ERRORS) as error:
         print(f"realgap {args.command}: error: {error}", file=sys.stderr)
         return 2

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
-from realgap.cli.deploy import add_world_arguments
+from realgap.cli.deploy import add_speed_arguments, add_world_arguments
 
 
 def register(subparsers) -> None:
@@ -35,24 +36,32 @@ def register(subparsers) -> None:
         help="when the placement check finds the cube consistently off, only report it "
         "(default: build the operator's offset into the arm's twin and train for it)",
     )
-    parser.add_argument(
+    add_speed_arguments(parser)
+    earlier = parser.add_mutually_exclusive_group()
+    earlier.add_argument(
         "--overwrite", action="store_true", help="replace an earlier adapt run in --out"
+    )
+    earlier.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted adapt run in --out from its last finished step",
     )
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
     from realgap.adapt.run import AdaptConfig, check_out, run_adapt
+    from realgap.bridge.env import DeployConfig
     from realgap.cli.deploy import check_arguments, open_world
     from realgap.cli.export import policy_folder
     from realgap.errors import ConfigError
 
     if getattr(args, "calibration", None) is not None:
         raise ConfigError("adapt measures the arm's calibration itself; drop --calibration")
-    if args.budget <= 0:
-        raise ConfigError(f"--budget must be positive, got {args.budget}")
+    if not (math.isfinite(args.budget) and args.budget > 0):
+        raise ConfigError(f"--budget must be a positive number of minutes, got {args.budget}")
     check_arguments(args)
-    check_out(args.out, "overwrite" if args.overwrite else "refuse")
+    check_out(args.out, "overwrite" if args.overwrite else "resume" if args.resume else "refuse")
     config = AdaptConfig(
         policy=policy_folder(args.policy),
         out=args.out,
@@ -66,6 +75,11 @@ def run(args) -> int:
         attribute=not (args.no_attribution or args.quick),
         follow_placement=not args.report_placement_only,
         seed=args.seed,
+        resume=args.resume,
     )
-    run_adapt(config, lambda task: open_world(args, task, apply_calibration=False))
+    speed = DeployConfig(
+        control_hz=args.hz, action_scale=args.action_scale, force_speed=args.force_speed
+    )
+    opener = lambda task: open_world(args, task, apply_calibration=False)  # noqa: E731
+    run_adapt(config, opener, deploy_config=speed)
     return 0

@@ -39,15 +39,17 @@ def run(args) -> int:
             settings = replace(
                 DEFAULT_SETTINGS, **{k: v for k, v in given.items() if v is not None}
             )
-            lock = lock_camera(world.camera, settings)
+            lock = lock_camera(world.camera, settings, joint_offsets_rad=world.arm.zero_offsets)
             print(
                 f"locked camera {lock.camera_id!r}: {settings}; reference brightness "
                 f"{lock.reference_mean:.3f}; stored in {lock_path(lock.camera_id)}"
             )
         else:
-            report = check_camera(world.camera)
+            report = check_camera(world.camera, joint_offsets_rad=world.arm.zero_offsets)
             print(
                 f"camera {report['camera_id']!r} OK: settings as locked, reference "
                 f"brightness {report['reference_mean']:.3f} (locked {report['locked_mean']:.3f})"
             )
+            if report["relocked"]:
+                print(report["relocked"])
     return 0

@@ -21,13 +21,23 @@ def register(subparsers) -> None:
         action="store_true",
         help="show the nominal sim instead of the default randomization",
     )
+    parser.add_argument(
+        "--profile",
+        help="a fake arm's profile (shipped name or TOML): its camera's frames beside the "
+        "twin's view at the same poses",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from realgap.bridge.view import save_profile_view
     from realgap.sim.view import save_view
 
+    if args.profile is not None:
+        path = save_profile_view(args.task, args.profile, args.out)
+        print(f"wrote {path}")
+        return 0
     path = save_view(
         args.task,
         args.out,

@@ -21,10 +21,11 @@ import numpy as np
 from scipy.ndimage import binary_erosion
 from scipy.optimize import least_squares
 
+from realgap.diagnose.desk import desk_texture_from
 from realgap.diagnose.hand_eye import HandEyeFit, fit_hand_eye
 from realgap.diagnose.joints import analysis_frames
 from realgap.diagnose.recording import CalibrationRecording
-from realgap.policy_io import camera_to_policy, tone
+from realgap.policy_io import camera_to_policy, tone, undo_tone
 from realgap.sim.randomization import DomainRandomization
 from realgap.sim.render import cube_mask, jaw_mask
 from realgap.sim.twin_camera import TwinCamera
@@ -75,6 +76,8 @@ def diagnose_camera(
         probe = np.array([twin.render(a, cube) for a in angles])[cloth].mean(axis=0) / 255
         twin.set_background((0.0, 0.0, 0.0))
         background = np.clip(seen * PROBE_GREY / np.maximum(probe, 1e-3), 0, 1)
+    # The desk's own pattern where the frames saw it (wood grain, a mat's grid ...).
+    desk = desk_texture_from(recording, geometry, twin, response, PROBE_GREY)
     twin.set_camera()
     renders = np.array([twin.render(a, cube) for a in angles])
     labels = np.array([twin.labels(a, cube) for a in angles])
@@ -97,6 +100,8 @@ def diagnose_camera(
         "black_level": response["black_level"],
         "tone_rms": response["rms"],
         "background_rgb": None if background is None else [float(v) for v in background],
+        "desk_texture": None if desk is None else desk[0],
+        "desk_coverage": 0.0 if desk is None else desk[1],
         "regions": regions,
         "mount_offset_mm": [v * 1000 for v in offset_m],
         "mount_rotation_deg": list(rotation_deg),
@@ -140,14 +145,6 @@ def fit_tone(frames: np.ndarray, renders: np.ndarray) -> dict:
         "black_level": float(fit.x[2]),
         "rms": float(np.sqrt(np.mean(fit.fun**2))),
     }
-
-
-def undo_tone(
-    value: np.ndarray, exposure: float, gamma: float, black_level: float, **_
-) -> np.ndarray:
-    """The linear value that :func:`realgap.policy_io.tone` maps to ``value``."""
-    linear = np.clip((np.asarray(value) - black_level) / (1 - black_level), 0, 1)
-    return linear ** (1 / gamma) / exposure
 
 
 def _regions(frames, renders, labels, policy_size: int):

@@ -9,6 +9,7 @@ import numpy as np
 
 from realgap import runs
 from realgap.diagnose.camera import diagnose_camera
+from realgap.diagnose.desk import save_texture
 from realgap.diagnose.hand_eye import fit_hand_eye
 from realgap.diagnose.recording import CalibrationRecording
 from realgap.diagnose.servos import identify_servos
@@ -17,6 +18,9 @@ from realgap.eval.layout import load_layout
 from realgap.runs import RunFolder
 from realgap.sim.calibration import Calibration, CalibrationError
 from realgap.sim.robot import JOINT_NAMES
+
+DESK_TEXTURE = "desk.png"
+"""The desk texture the calibration builds (the twin paints its floor with it)."""
 
 
 def diagnose_recording(recording_path: str | Path, out: str | Path, layout=None) -> dict:
@@ -38,6 +42,12 @@ def diagnose_recording(recording_path: str | Path, out: str | Path, layout=None)
         "silhouette_rms_after": geometry.silhouette_rms_after,
         "warnings": geometry.warnings,
     }
+    out = Path(out)
+    texture = camera.pop("desk_texture")
+    camera["desk_texture"] = None
+    if texture is not None:  # the desk as the twin must paint it, beside the calibration
+        out.mkdir(parents=True, exist_ok=True)
+        camera["desk_texture"] = save_texture(texture, (out / DESK_TEXTURE).resolve())
     result = {
         "recording": str(recording_path),
         "world": recording.world,
@@ -49,7 +59,6 @@ def diagnose_recording(recording_path: str | Path, out: str | Path, layout=None)
         "coverage": coverage(load_layout(layout), recording.task),
     }
     calibration = calibration_from(result, recording_path)
-    out = Path(out)
     run = RunFolder(out)
     calibration.save(run.file(runs.CALIBRATION))
     run.write_json(runs.DIAGNOSIS, result)
@@ -85,6 +94,8 @@ def calibration_from(result: dict, recording_path) -> Calibration:
     measured["camera.black_level"] = (camera["black_level"], None)
     if camera["background_rgb"] is not None:
         measured["camera.background_rgb"] = (camera["background_rgb"], None)
+    if camera.get("desk_texture"):
+        measured["camera.background_texture"] = (camera["desk_texture"], None)
     for key, (value, sigma) in measured.items():
         try:
             calibration.measure(key, value, sigma)

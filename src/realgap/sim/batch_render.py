@@ -26,7 +26,7 @@ from realgap.sim.camera_effects import distortion_maps, jpeg_roundtrip, vignetti
 from realgap.sim.dressing import SceneDressing, desk_materials
 from realgap.sim.randomization import DESK_PATTERNS, DomainRandomization, StepNoise, TwinBatch
 from realgap.sim.render import TwinVisuals
-from realgap.sim.textures import pattern
+from realgap.sim.textures import load_desk_image, pattern
 
 DESK_KINDS = ("wood", "cloth", "mat", "paper")
 DESK_CONTRASTS = (0.25, 0.5)
@@ -51,13 +51,16 @@ def desk_bank(size: int = 256) -> tuple[np.ndarray, ...]:
 
 
 def twin_dressing(randomization: DomainRandomization) -> SceneDressing | None:
-    """What the batched twin's model needs for its randomization: the desk bank when
-    desks are textured, a shadow map when shadows are drawn; None: nothing."""
+    """What the batched twin's model needs: the arm's measured desk (its twin's
+    ``camera.background_texture``), the desk bank when desks are textured, a shadow map
+    when shadows are drawn; None: nothing."""
     bank = desk_bank() if randomization.desk_texture_p > 0 else ()
     shadow_map = TWIN_SHADOW_MAP if randomization.shadow_p > 0 else 0
-    if not bank and not shadow_map:
+    measured = randomization.centre.camera.background_texture
+    desk = load_desk_image(measured) if measured else None
+    if not bank and not shadow_map and desk is None:
         return None
-    return SceneDressing(desk_bank=bank, shadow_map=shadow_map)
+    return SceneDressing(desk=desk, desk_bank=bank, shadow_map=shadow_map)
 
 
 class BatchRenderer(TwinVisuals):
@@ -199,6 +202,17 @@ class BatchRenderer(TwinVisuals):
             maps = distortion_maps((self.side, self.side), fovy, k1, 0.0)
             self.lens[i] = cached = (k1, maps)
         return cached[1]
+
+    def get_state(self) -> dict:
+        """What the next render depends on beyond the env: the last joints (motion blur)
+        and the noise stream."""
+        previous = None if self.previous_qpos is None else self.previous_qpos.copy()
+        return {"previous_qpos": previous, "rng": self.rng.bit_generator.state}
+
+    def set_state(self, state: dict) -> None:
+        previous = state["previous_qpos"]
+        self.previous_qpos = None if previous is None else np.array(previous)
+        self.rng.bit_generator.state = state["rng"]
 
     def close(self) -> None:
         if self.gl is not None:

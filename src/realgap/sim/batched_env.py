@@ -29,7 +29,7 @@ randomization (a distribution centred on the nominal twin, or on ``twin``).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import mujoco
 import mujoco.batch
@@ -50,6 +50,7 @@ from realgap.sim.physics import (
 )
 from realgap.sim.randomization import (
     DomainRandomization,
+    StepNoise,
     TwinBatch,
     max_latency,
     sample_episode,
@@ -318,6 +319,55 @@ class BatchedEnv:
             for key in obs:
                 obs[key][ids] = fresh[key][ids]
         return obs, reward.astype(np.float32), terminated, truncated, info
+
+    # -- checkpoints --------------------------------------------------------------------
+    def get_state(self) -> dict:
+        """Everything that decides what the env does next (physics, each env's twin and
+        episode counters, the latency line, the random stream, this step's noise), as
+        plain arrays: restored with :meth:`set_state`, the env continues bit for bit."""
+        arrays = {
+            "physics": self.batch.state.copy(),
+            "target": self.target.copy(),
+            "delay_slots": self.delay.slots.copy(),
+            "delay_latency": self.delay.latency.copy(),
+            "steps": self.steps.copy(),
+            "episode_limit": self.episode_limit.copy(),
+            "returns": self.returns.copy(),
+            "success_once": self.success_once.copy(),
+            "cube_start": self.cube_start.copy(),
+            "target_start": self.target_start.copy(),
+            "substeps": self.substeps.copy(),
+        }
+        twin = {f"twin.{f.name}": getattr(self.params, f.name).copy() for f in fields(self.params)}
+        noise = {f"noise.{f.name}": getattr(self.noise, f.name).copy() for f in fields(self.noise)}
+        state = {**arrays, **twin, **noise, "rng": self.rng.bit_generator.state}
+        if self.renderer is not None:
+            state["renderer"] = self.renderer.get_state()
+        return state
+
+    def set_state(self, state: dict) -> None:
+        """Restore what :meth:`get_state` returned (same task, size and randomization)."""
+        for f in fields(self.params):
+            getattr(self.params, f.name)[...] = state[f"twin.{f.name}"]
+        self.noise = StepNoise(
+            **{f.name: state[f"noise.{f.name}"].copy() for f in fields(StepNoise)}
+        )
+        ids = np.arange(self.num_envs)
+        self.twin_model.apply(self._expanded, ids, self.params)
+        self.batch.set_const(ids)
+        self.batch.state[...] = state["physics"]
+        self.batch.forward(None)
+        self.batch.state[...] = state["physics"]  # forward computes; the state stands
+        self.target = state["target"].copy()
+        self.delay.slots = state["delay_slots"].copy()
+        self.delay.latency = state["delay_latency"].copy()
+        for name in ("steps", "episode_limit", "returns", "success_once", "cube_start"):
+            getattr(self, name)[...] = state[name]
+        self.target_start[...] = state["target_start"]
+        self.substeps[...] = state["substeps"]
+        self.rng.bit_generator.state = state["rng"]
+        if self.renderer is not None and "renderer" in state:
+            self.renderer.set_state(state["renderer"])
 
     # -- state and observation ---------------------------------------------------------
     def sim_state(self) -> SimState:

@@ -81,10 +81,12 @@ def _add_texture(spec: mujoco.MjSpec, name: str, image: np.ndarray) -> None:
     texture = spec.add_texture(
         name=name, type=mujoco.mjtTexture.mjTEXTURE_2D, width=width, height=height, nchannel=3
     )
-    # MuJoCo's texture rows run bottom-up in the plane's texture coordinates.
+    # Measured on a marker: with these, image row r and column c land at sim
+    # (c, r) / size * DESK_EXTENT_M, repeating every DESK_EXTENT_M (a uniform plane
+    # texture repeats texrepeat times over two metres, and its rows run bottom-up).
     texture.data = np.ascontiguousarray(np.flipud(image)).tobytes()
     material = spec.add_material(name=name, texuniform=True)
-    material.texrepeat = [1.0 / DESK_EXTENT_M, 1.0 / DESK_EXTENT_M]
+    material.texrepeat = [2.0 / DESK_EXTENT_M, 2.0 / DESK_EXTENT_M]
     textures = [""] * len(material.textures)
     textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = name
     material.textures = textures

@@ -81,6 +81,9 @@ class DomainRandomization:
     moves each joint by at most this much of training's. The reference deploys at 0.15;
     an episode at fraction f runs ``episode_steps / f`` steps, so it allows training's
     joint travel (:func:`realgap.speed.episode_steps_at`). (1, 1): training's scale."""
+    speed_p: float = 0.25
+    """Fraction of episodes whose rate and action fraction are drawn from the ranges
+    above; the rest run at the centre's rate and the full scale (training's speed)."""
     action_fraction_bias: float = 0.0
     """Shape of the fraction's draw: episodes are drawn with density proportional to
     ``fraction ** bias`` (0: uniform per episode; 1: uniform per *step*, since a slow
@@ -214,17 +217,23 @@ class DomainRandomization:
     def at_speed(self, speed: DeploySpeed) -> DomainRandomization:
         """The same distribution at one speed (a deployment's rate and action scale)."""
         hz, fraction = float(speed.control_hz), float(speed.action_fraction)
-        return replace(self, control_hz=(hz, hz), action_fraction=(fraction, fraction))
+        return replace(self, control_hz=(hz, hz), action_fraction=(fraction, fraction), speed_p=1.0)
 
     @property
     def trained_speeds(self) -> TrainedSpeeds:
         """The speeds episodes of this distribution run at (for a policy's contract)."""
-        rates = self.control_hz
-        if rates == (0.0, 0.0):  # the centre's rate, jittered
-            rates = (self.centre.control.rate_hz,) * 2
+        centre = self.centre.control.rate_hz
+        rates, fractions = self.control_hz, self.action_fraction
+        if rates == (0.0, 0.0) or self.speed_p == 0:  # the centre's rate
+            rates = (centre, centre)
+        if self.speed_p == 0:
+            fractions = (1.0, 1.0)
+        elif self.speed_p < 1:  # some episodes at training's speed too
+            rates = (min(rates[0], centre), max(rates[1], centre))
+            fractions = (fractions[0], 1.0)
         jitter = self.control_hz_scale
         rates = (rates[0] * jitter[0], rates[1] * jitter[1])
-        return TrainedSpeeds.of_ranges(rates, self.action_fraction)
+        return TrainedSpeeds.of_ranges(rates, fractions)
 
     def around(self, calibration: Calibration, sigmas: float = 2.0) -> DomainRandomization:
         """Centred on a measured arm's twin, with the widths of what was measured taken
@@ -273,6 +282,8 @@ class DomainRandomization:
             # The arm's desk was measured: keep its colour instead of drawing others.
             widths.update(background_grey=(0.0, 0.0), background_value=(0.0, 0.0))
             widths["background_warmth"] = (0.0, 0.0)
+        if "camera.background_texture" in calibration.values:
+            widths["desk_texture_p"] = 0.0  # and its pattern, seen by the camera
         return replace(self, centre=twin, **widths)
 
     @classmethod
@@ -302,6 +313,8 @@ class DomainRandomization:
             if key == "centre":
                 value = TwinParams.from_dict(value, source=f"{source}: centre")
             elif isinstance(value, list):
+                if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+                    raise TwinParamsError(f"{source}: {key}: expected [low, high] numbers")
                 value = tuple(value)
             elif isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TwinParamsError(f"{source}: {key}: expected a number or [low, high]")
@@ -439,8 +452,10 @@ def sample_episode(config: DomainRandomization, rng: np.random.Generator, n: int
     )
     rate = _uniform(later, config.control_hz, n)
     fraction = _biased(later, config.action_fraction, config.action_fraction_bias, n)
+    speed_drawn = later.random(n) < config.speed_p
     if config.control_hz != (0.0, 0.0):  # drawn rates replace the centre's
-        hz = hz / c.control.rate_hz * rate
+        hz = np.where(speed_drawn, hz / c.control.rate_hz * rate, hz)
+    fraction = np.where(speed_drawn, fraction, 1.0)
     textured = later.random(n) < config.desk_texture_p
     pattern = np.where(textured, later.integers(0, DESK_PATTERNS, n), -1)
     shadows = later.random(n) < config.shadow_p

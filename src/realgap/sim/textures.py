@@ -104,6 +104,15 @@ def desk_texture(
     return (np.clip(image, 0.0, 1.0) * 255 + 0.5).astype(np.uint8)
 
 
+def load_desk_image(path: str | Path) -> np.ndarray:
+    """An RGB uint8 desk image as it is (a calibration's texture)."""
+    path = Path(path)
+    image = cv2.imread(str(path), cv2.IMREAD_COLOR) if path.is_file() else None
+    if image is None:
+        raise ConfigError(f"desk image {path}: missing or not an image OpenCV can read")
+    return cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
+
+
 def _image_texture(path: Path, size: int) -> np.ndarray:
     if not path.is_file():
         raise ConfigError(

@@ -15,7 +15,7 @@ key is optional and defaults to the nominal twin::
     [servo]   kp_scale, damping_scale, frictionloss_scale, torque_limit_scale,
               latency_steps
     [camera]  offset_m (3), rotation_deg (3), fov_deg_delta, exposure_scale,
-              gamma, black_level, background_rgb
+              gamma, black_level, background_rgb, background_texture (an image path)
     [scene]   light_scale
     [control] rate_hz
     [placement] offset_xy_m (2)
@@ -100,6 +100,10 @@ class CameraParams:
     """What pure black reads as (0..1 of full scale): a real sensor never gives 0."""
     background_rgb: tuple[float, float, float] = tuple(_SCENE.background_rgb)
     """Colour of the cloth or desk under the work area."""
+    background_texture: str = ""
+    """An image of the desk (a calibration builds it from what the camera saw, with
+    its colours): the twin paints its floor with it instead of the flat colour. Empty:
+    none. A fake arm's own desk is its profile's ``[desk]``, which no twin reads."""
 
 
 @dataclass(frozen=True)
@@ -258,6 +262,10 @@ def check_value(where: str, default, value, error: type[ValueError] = TwinParams
         if not isinstance(value, bool):
             raise error(f"{where}: expected true or false, got {value!r}")
         return value
+    if isinstance(default, str):
+        if not isinstance(value, str):
+            raise error(f"{where}: expected a text value, got {value!r}")
+        return value
     if isinstance(default, tuple):
         if not isinstance(value, (list, tuple)) or len(value) != len(default):
             raise error(f"{where}: expected a list of {len(default)} numbers, got {value!r}")
@@ -296,4 +304,6 @@ def _plain(section: dict) -> dict:
 
 
 def _close(a, b) -> bool:
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
     return bool(np.allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), atol=1e-9))

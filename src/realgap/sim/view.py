@@ -37,6 +37,7 @@ def save_view(
     controller = ScriptedController(env)
     env.reset(seed=seed)
     overview = WristRenderer(env.model, 60, 4)
+    wrist = WristRenderer(env.model, 60, 4)  # the wrist view at full size, per env
     frames: dict[int, np.ndarray] = {}
     for step in range(max(steps) + 1):
         if step in steps:
@@ -53,9 +54,8 @@ def save_view(
             if row == 0:
                 axes[row, col].set_title(f"policy {env.config.image_size}px, t={step}", fontsize=7)
         mocap = env.mocap_pos[row] if env.mocap_pos is not None else None
-        # Render once through the env's path so this row's randomized visuals are set.
-        env.renderer.render(env.qpos[row], mocap, env.params, env.noise, row)
-        full = env.renderer.render_raw(env.qpos[row], mocap)
+        wrist.apply_twin(env.params, row, env.noise)  # this row's randomized visuals
+        full = wrist.render_raw(env.qpos[row], mocap)
         axes[row, -2].imshow(full)
         axes[row, -1].imshow(overview.render_raw(env.qpos[row], mocap, camera="overview"))
         if row == 0:
@@ -73,5 +73,6 @@ def save_view(
     fig.savefig(out, dpi=100)
     plt.close(fig)
     overview.close()
+    wrist.close()
     env.close()
     return out

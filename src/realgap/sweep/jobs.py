@@ -17,10 +17,13 @@ from realgap.bridge.env import DeployConfig
 from realgap.bridge.worlds import at_start_pose, open_fake_world
 from realgap.eval.layout import load_layout
 from realgap.eval.matched import evaluate
+from realgap.runs import RunFolder
 from realgap.runtime import configure_rendering, configure_torch_threads
 from realgap.sim.calibration import load_twin
+from realgap.speed import DeploySpeed
 from realgap.sweep.spec import Run
 from realgap.train import distill, sac
+from realgap.train.checkpoint import Checkpointer
 
 TRAINED = "trained.json"
 """Written last by a finished training run."""
@@ -49,11 +52,14 @@ def train_run(run: Run, folder: str | Path, quick: bool = False) -> dict:
         path = folder / "randomization.toml"
         path.write_text("[randomization]\n" + "".join(_toml_line(k, v) for k, v in widths.items()))
         randomization = str(path)
+    # A training a crash or a stopped sweep left half done continues from its checkpoint.
+    interrupted = Checkpointer(RunFolder(folder / "train")).exists()
     common = {
         "out": str(folder / "train"),
         "seed": run.seed,
         "randomization": randomization,
         "progress": False,
+        "resume": interrupted and not (folder / "train" / "summary.json").exists(),
     }
     started = time.perf_counter()
     if run.recipe == "sac":
@@ -70,9 +76,11 @@ def train_run(run: Run, folder: str | Path, quick: bool = False) -> dict:
     return result
 
 
-def eval_run(folder: str | Path, world: str, trials: int, seed: int = 0) -> dict:
+def eval_run(folder: str | Path, world: str, trials: int, seed: int = 0, speed=None) -> dict:
     """Matched evaluation of ``folder``'s policy in ``world`` (``sim``, a fake-arm
-    profile or ``twin:PATH``); writes ``result_<world>.json`` at the end."""
+    profile or ``twin:PATH``), at ``speed`` (Hz, action fraction) when given; writes
+    ``result_<world>.json`` at the end."""
+    at = None if speed is None else DeploySpeed(*speed)
     configure_rendering()
     configure_torch_threads()
     folder = Path(folder)
@@ -83,7 +91,15 @@ def eval_run(folder: str | Path, world: str, trials: int, seed: int = 0) -> dict
     if world == "sim" or world.startswith("twin:"):
         twin = load_twin(world[len("twin:") :]) if world.startswith("twin:") else None
         result = evaluate(
-            policy, "sim", layout, trials, seed=seed, out=out, twin=twin, earlier="overwrite"
+            policy,
+            "sim",
+            layout,
+            trials,
+            seed=seed,
+            out=out,
+            twin=twin,
+            earlier="overwrite",
+            speed=at,
         )
     else:
         task = json.loads((folder / "run.json").read_text())["task"]
@@ -97,7 +113,12 @@ def eval_run(folder: str | Path, world: str, trials: int, seed: int = 0) -> dict
             layout,
             trials,
             open_world=lambda task_name: open_fake_world(task_name, world, seed=seed),
-            deploy_config=DeployConfig(lock_folder=cameras),
+            deploy_config=DeployConfig(
+                control_hz=None if at is None else at.control_hz,
+                action_scale=None if at is None else at.action_fraction,
+                force_speed=at is not None,
+                lock_folder=cameras,
+            ),
             seed=seed,
             out=out,
             earlier="overwrite",

@@ -79,7 +79,9 @@ def _schedule(spec: SweepSpec, root: Path, options: SweepOptions) -> dict[str, s
     done = sum(len(spec.worlds) - len(left) for left in evals_left.values())
 
     def submit_eval(name: str, world: str, attempt: int = 0) -> None:
-        ref = evaluate.remote(str(folders[name]), world, spec.trials, runs[name].seed)
+        ref = evaluate.remote(
+            str(folders[name]), world, spec.trials, runs[name].seed, speed=spec.speed
+        )
         pending[ref] = ("eval", name, world, attempt)
 
     def submit_train(name: str, attempt: int = 0) -> None:

@@ -9,6 +9,8 @@
     worlds = ["sim", "typical_so101", "reference_pitfalls"]   # "sim", a shipped
                                   # profile name or a profile TOML, "twin:PATH"
     trials = 27                   # matched-evaluation episodes per world
+    speed = [15.0, 0.6]           # optional: Hz and action fraction every world (the
+                                  # sim too) runs at; default: each policy's recommended
 
     [train]                       # fixed fields of the recipe's Args
     dagger_rounds = 10
@@ -31,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -45,7 +48,18 @@ from realgap.train import distill, sac
 RECIPES = {"distill": distill.Args, "sac": sac.Args}
 SWEEP_OWNED = {"task", "out", "seed", "randomization", "progress"}
 """Args fields the sweep sets itself; a sweep file may not."""
-TOP_KEYS = {"name", "task", "recipe", "seeds", "worlds", "trials", "train", "grid", "setting"}
+TOP_KEYS = {
+    "name",
+    "task",
+    "recipe",
+    "seeds",
+    "worlds",
+    "trials",
+    "speed",
+    "train",
+    "grid",
+    "setting",
+}
 
 
 @dataclass(frozen=True)
@@ -106,6 +120,9 @@ class SweepSpec:
     train: dict = field(default_factory=dict)
     settings: tuple[tuple[str, dict], ...] = ()
     source: str = ""
+    speed: tuple[float, float] | None = None
+    """(Hz, action fraction) every evaluation runs at; None: the policy's recommended
+    speed on the arms and training's in the sim."""
 
     def runs(self) -> list[Run]:
         return [
@@ -155,6 +172,12 @@ def parse_sweep(data: dict, source: str = "sweep") -> SweepSpec:
             f"{source}: trials must be an integer of at least {spots} (one per spot of "
             f"{task}'s layout), got {trials!r}"
         )
+    speed = data.get("speed")
+    if speed is not None:
+        numbers = isinstance(speed, list) and len(speed) == 2
+        numbers = numbers and all(_check_ok(v) for v in speed)
+        if not numbers or not (speed[0] > 0 and 0 < speed[1] <= 1):
+            raise ConfigError(f"{source}: speed must be [Hz, action fraction], got {speed!r}")
     train = data.get("train", {})
     if not isinstance(train, dict):
         raise ConfigError(f"{source}: [train] must be a table")
@@ -172,6 +195,7 @@ def parse_sweep(data: dict, source: str = "sweep") -> SweepSpec:
         train=dict(train),
         settings=settings,
         source=source,
+        speed=None if speed is None else (float(speed[0]), float(speed[1])),
     )
 
 
@@ -239,12 +263,40 @@ def _check_key(where: str, key: str, value, args_type, allow_randomization=True)
         except ValueError as error:
             raise ConfigError(str(error)) from None
         return
-    known = {f.name for f in fields(args_type)} - SWEEP_OWNED
+    known = {f.name: f for f in fields(args_type) if f.name not in SWEEP_OWNED}
     if key not in known:
         raise ConfigError(
             f"{where}: unknown key {key!r}: not randomization.<field> nor a field of "
             f"the recipe's Args"
         )
+    _check_type(where, value, str(known[key].type))
+
+
+_CHECKS = {
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    "float": (
+        lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+        "a number",
+    ),
+    "str": (lambda v: isinstance(v, str), "text"),
+}
+
+
+def _check_type(where: str, value, annotation: str) -> None:
+    """An Args value of the type its field declares (``int | None`` takes an int: TOML
+    has no None); lists for tuples are checked element by element."""
+    base = annotation.replace(" | None", "").strip()
+    if base.startswith(("tuple", "list")):
+        inner = base[base.index("[") + 1 : -1].split(",")[0].strip() if "[" in base else ""
+        if not isinstance(value, list):
+            raise ConfigError(f"{where}: expected a list, got {value!r}")
+        for item in value:
+            _check_type(where, item, inner or "float")
+        return
+    check = _CHECKS.get(base)
+    if check is not None and not check[0](value):
+        raise ConfigError(f"{where}: expected {check[1]}, got {value!r}")
 
 
 def _name_of(values: dict) -> str:
@@ -264,6 +316,10 @@ def _fmt(value) -> str:
 
 def _slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:60]
+
+
+def _check_ok(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _is_int(value) -> bool:

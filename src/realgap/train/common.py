@@ -98,6 +98,15 @@ class BestSnapshot:
         module.load_state_dict(self.state)
 
 
+def save_best_so_far(run, best: BestSnapshot, module: nn.Module, nominal, speeds) -> Path:
+    """Write the best evaluated weights so far as the run's policy (a stopped run leaves
+    one to use), without the final evaluation."""
+    kept = copy.deepcopy(module)
+    best.restore(kept)
+    contract = PolicyContract.for_env(nominal, speeds)
+    return save_policy(run.policy, kept, contract)
+
+
 def finish_run(
     run: RunFolder,
     policy: nn.Module,

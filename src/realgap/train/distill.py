@@ -19,31 +19,32 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 
-import numpy as np
 import torch
 from rich.progress import Progress
-from torch import nn
 
 from realgap import runs
 from realgap.errors import ConfigError
-from realgap.policy.checkpoint import load_policy
-from realgap.policy.networks import MemoryRunner, StateTeacher, build_policy, is_recurrent
+from realgap.policy.networks import StateTeacher
 from realgap.runs import RunFolder
 from realgap.sim.batched_env import BatchedEnv
-from realgap.sim.randomization import DomainRandomization
-from realgap.sim.scripted import ScriptedController
 from realgap.sim.tasks import make_task
-from realgap.sim.twin import ControlParams, TwinParams
-from realgap.speed import DeploySpeed
+from realgap.train.checkpoint import (
+    EVERY_S,
+    Checkpointer,
+    StopSignals,
+    TrainingStopped,
+    resume_hint,
+    resume_state,
+)
 from realgap.train.common import (
     BestSnapshot,
     evaluate,
     finish_run,
-    policy_actor,
+    save_best_so_far,
     trained_speeds,
     training_worlds,
 )
-from realgap.train.student_fit import WeightAverage, fit_samples, fit_sequences
+from realgap.train.dagger import DaggerLoop, teacher_obs
 
 
 @dataclass
@@ -131,6 +132,11 @@ class Args:
     eval_speed: tuple[float, float] | None = None
     """(control Hz, action fraction) the student's evaluations run at: ``realgap adapt``
     evaluates at the speed the arm will be run at (None: training's 10 Hz x 1)."""
+    checkpoint_every_s: float = EVERY_S
+    """Seconds between checkpoints (written at the end of a DAgger round); a run killed
+    in between resumes from the last one (``realgap train --resume DIR``)."""
+    resume: bool = False
+    """Continue the run in ``out`` from its checkpoint (its arguments must match)."""
     progress: bool = True
     """Show progress bars."""
     extra: dict = field(default_factory=dict)
@@ -159,10 +165,6 @@ def args_for_task(task: str, **overrides) -> Args:
     return Args(task=task, **{**defaults, **overrides})
 
 
-def _teacher_obs(obs: dict) -> torch.Tensor:
-    return torch.from_numpy(np.concatenate([obs["state"], obs["privileged"]], axis=1))
-
-
 def train_teacher(args: Args, log, deadline: float = float("inf")) -> StateTeacher:
     """PPO on the privileged state; stops early at ``deadline`` (perf_counter seconds)."""
     randomization, twin = training_worlds(args)
@@ -179,7 +181,7 @@ def train_teacher(args: Args, log, deadline: float = float("inf")) -> StateTeach
         args.task, 32, twin=twin, render=False, privileged=True, seed=args.seed + 1
     )
     obs, _ = env.reset(seed=args.seed)
-    teacher = StateTeacher(_teacher_obs(obs).shape[1])
+    teacher = StateTeacher(teacher_obs(obs).shape[1])
     if args.init_teacher:
         teacher.load_state_dict(
             torch.load(args.init_teacher, map_location="cpu", weights_only=True)
@@ -195,7 +197,7 @@ def train_teacher(args: Args, log, deadline: float = float("inf")) -> StateTeach
     def success_rate() -> float:
         return evaluate(
             eval_env,
-            lambda o: teacher.act_deterministic(_teacher_obs(o)).detach().numpy(),
+            lambda o: teacher.act_deterministic(teacher_obs(o)).detach().numpy(),
             args.eval_episodes,
             args.seed + 7,
         )
@@ -207,7 +209,7 @@ def train_teacher(args: Args, log, deadline: float = float("inf")) -> StateTeach
         for update in range(updates):
             buffers = {k: [] for k in ("obs", "action", "logp", "value", "reward", "done")}
             for _ in range(horizon):
-                t_obs = _teacher_obs(obs)
+                t_obs = teacher_obs(obs)
                 teacher.norm.update(t_obs)
                 with torch.no_grad():
                     dist = teacher.distribution(t_obs)
@@ -216,7 +218,7 @@ def train_teacher(args: Args, log, deadline: float = float("inf")) -> StateTeach
                 obs, reward, terminated, truncated, info = env.step(action.numpy())
                 reward = torch.from_numpy(reward)
                 if truncated.any():  # bootstrap truncated episodes from their final state
-                    final = _teacher_obs(info["final_observation"])
+                    final = teacher_obs(info["final_observation"])
                     with torch.no_grad():
                         bootstrap = teacher.value(final)
                     reward = reward + args.gamma * bootstrap * torch.from_numpy(truncated)
@@ -230,7 +232,7 @@ def train_teacher(args: Args, log, deadline: float = float("inf")) -> StateTeach
                 ):
                     buffers[key].append(item)
             with torch.no_grad():
-                next_value = teacher.value(_teacher_obs(obs))
+                next_value = teacher.value(teacher_obs(obs))
             b = {k: torch.stack(v) for k, v in buffers.items()}
             advantages = torch.zeros_like(b["reward"])
             last = torch.zeros(n)
@@ -283,119 +285,6 @@ def train_teacher(args: Args, log, deadline: float = float("inf")) -> StateTeach
     return teacher
 
 
-def train_student(
-    args: Args, teacher: StateTeacher | None, log, deadline: float = float("inf")
-) -> tuple[nn.Module, BatchedEnv]:
-    """DAgger the visual student from ``teacher`` (None: the scripted expert); the
-    rounds stop early at ``deadline``."""
-    randomization, twin = training_worlds(args)
-    env = BatchedEnv(
-        args.task,
-        args.student_envs,
-        randomization=randomization,
-        twin=twin,
-        render=True,
-        privileged=True,
-        seed=args.seed + 2,
-    )
-    if teacher is None:
-        expert = ScriptedController(env)
-        label_for = lambda obs: expert.act()  # noqa: E731  (reads the env's true state)
-    else:
-        label_for = lambda obs: teacher.act_deterministic(_teacher_obs(obs)).numpy()  # noqa: E731
-    if args.init_student:
-        student, _ = load_policy(args.init_student)
-        student.train()
-    else:
-        student = build_policy(args.architecture, env.config.image_size)
-    optimizer = torch.optim.Adam(student.parameters(), lr=args.student_lr)
-    average = WeightAverage(student, args.student_average) if args.student_average else None
-    shipped = average.module if average else student  # what is evaluated, kept, returned
-    # Like PPO's, the student's success wobbles between rounds (PickCube: 94% at round
-    # 12, 69% at 16): keep the best evaluated student.
-    best = BestSnapshot(shipped)
-    recurrent = is_recurrent(student)
-    runner = MemoryRunner(student) if recurrent else None  # carries the student's memory
-    images, states, labels, firsts, memories = [], [], [], [], []
-    obs, _ = env.reset(seed=args.seed + 2)
-    driven = np.arange(args.student_envs) < round(args.expert_driven * args.student_envs)
-    nominal = BatchedEnv(
-        args.task, 32, randomization=evaluation_world(args, twin), render=True, seed=args.seed + 3
-    )
-    with Progress(disable=not args.progress, transient=True) as progress:
-        bar = progress.add_task("student (DAgger)", total=args.dagger_rounds)
-        for round_index in range(args.dagger_rounds):
-            for _ in range(args.dagger_steps):
-                first = env.steps == 0  # these envs' episodes begin now
-                with torch.no_grad():
-                    label = label_for(obs)
-                    image, state = torch.from_numpy(obs["image"]), torch.from_numpy(obs["state"])
-                    student.state_norm.update(state)
-                    if recurrent:
-                        runner.reset(first)
-                        carried = runner.memory  # what the student carries into this step
-                        if carried is None:
-                            carried = student.initial_memory(args.student_envs)
-                        memories.append(carried.numpy().copy())
-                        own = runner(obs["image"], obs["state"])
-                    else:
-                        own = student(image, state).numpy()
-                images.append(obs["image"])
-                states.append(obs["state"])
-                labels.append(label)
-                firsts.append(first)
-                # Round 0 follows the teacher; after that the student drives (but in the
-                # ``expert_driven`` envs) and the teacher only labels, so the data
-                # covers the student's own mistakes.
-                obs, *_ = env.step(
-                    label if round_index == 0 else np.where(driven[:, None], label, own)
-                )
-            keep = args.buffer_size // args.student_envs
-            images, states, labels = images[-keep:], states[-keep:], labels[-keep:]
-            firsts, memories = firsts[-keep:], memories[-keep:]
-            if recurrent:  # on whole episodes, so the memory learns what later steps need
-                episode = env.config.episode_steps
-                data = (images, states, labels, firsts)
-                loss, total = fit_sequences(
-                    student, optimizer, *data, episode, args, average, memories
-                )
-            else:
-                data = (images, states, labels)
-                loss, total = fit_samples(student, optimizer, *data, args, average)
-            row = {
-                "phase": "student",
-                "update": round_index + 1,
-                "samples": total,
-                "loss": float(loss.detach()),
-            }
-            out_of_time = time.perf_counter() > deadline
-            last = out_of_time or round_index + 1 == args.dagger_rounds
-            if last or (round_index + 1) % args.student_eval_every == 0:
-                act = policy_actor(shipped, nominal)
-                success = evaluate(nominal, act, args.eval_episodes, args.seed + 9)
-                row["success_rate"] = success
-                best.offer(success, shipped)
-                progress.update(bar, description=f"student (DAgger) success {success:.2f}")
-            log(row)
-            progress.update(bar, advance=1)
-            if out_of_time:
-                log({"phase": "student_budget_spent", "update": round_index + 1})
-                break
-    env.close()
-    best.restore(shipped)
-    log({"phase": "student_best", "success_rate": best.score})
-    return shipped, nominal
-
-
-def evaluation_world(args: Args, twin) -> DomainRandomization:
-    """Where the student is evaluated: exactly the twin, at ``eval_speed`` if given."""
-    task_config = make_task(args.task).config
-    world = DomainRandomization.none(
-        twin or TwinParams(control=ControlParams(task_config.control_hz))
-    )
-    return world if args.eval_speed is None else world.at_speed(DeploySpeed(*args.eval_speed))
-
-
 def _deadline(args: Args, started: float, share: float) -> float:
     """When a phase must stop: ``share`` of the budget after ``started``."""
     if args.time_budget_s is None:
@@ -404,7 +293,10 @@ def _deadline(args: Args, started: float, share: float) -> float:
 
 
 def main(args: Args) -> dict:
-    """Train teacher and student; returns the summary written to ``out/summary.json``."""
+    """Train teacher and student; returns the summary written to ``out/summary.json``.
+    With ``args.resume``, continues the run in ``out`` from its checkpoint; a first
+    Ctrl-C or SIGTERM stops at the end of the round with a checkpoint and the best
+    policy so far (:class:`~realgap.train.checkpoint.TrainingStopped`)."""
     if args.teacher not in ("ppo", "scripted"):
         raise ConfigError(f"teacher must be 'ppo' or 'scripted', got {args.teacher!r}")
     if not 0.0 <= args.expert_driven <= 1.0:
@@ -415,18 +307,41 @@ def main(args: Args) -> dict:
         raise ConfigError(
             f"student_average must be a decay in [0, 1) (0: none), got {args.student_average}"
         )
-    started = time.perf_counter()
-    torch.manual_seed(args.seed)
+    if not args.checkpoint_every_s > 0:
+        raise ConfigError(f"checkpoint_every_s must be positive, got {args.checkpoint_every_s}")
     run = RunFolder(args.out)
-    run.write_config("distill", asdict(args))
+    checkpointer = Checkpointer(run, args.checkpoint_every_s)
+    saved = resume_state(run, "distill", asdict(args), checkpointer) if args.resume else None
+    if saved is None:
+        run.write_config("distill", asdict(args))
+    started = time.perf_counter() - (saved["elapsed_s"] if saved else 0.0)
+    torch.manual_seed(args.seed)
     columns = ["phase", "update", "env_steps", "samples", "reward", "loss", "success_rate"]
-    with run.metrics(columns, started) as metrics:
+    keep_rows = None if saved is None else saved["metrics_rows"]
+    with StopSignals() as stop, run.metrics(columns, started, keep_rows) as metrics:
         teacher = None
         if args.teacher == "ppo":
-            teacher = train_teacher(args, metrics.log, _deadline(args, started, 0.4))
-            weights = {k: v.cpu() for k, v in teacher.state_dict().items()}
-            torch.save(weights, run.file(runs.TEACHER))
-        student, nominal = train_student(args, teacher, metrics.log, _deadline(args, started, 1.0))
+            if saved is not None:  # the teacher was trained before the checkpoint
+                teacher = load_teacher(run.file(runs.TEACHER))
+            else:
+                teacher = train_teacher(args, metrics.log, _deadline(args, started, 0.4))
+                weights = {k: v.cpu() for k, v in teacher.state_dict().items()}
+                torch.save(weights, run.file(runs.TEACHER))
+        loop = DaggerLoop(args, teacher, checkpointer)
+        if saved is not None:
+            loop.restore(saved)
+        student = loop.run(
+            metrics.log, _deadline(args, started, 1.0), stop, started, lambda: metrics.rows
+        )
+        if student is None:  # a stop was requested: the best so far ships, then stop
+            save_best_so_far(run, loop.best, loop.shipped, loop.nominal, trained_speeds(args))
+            loop.nominal.close()
+            raise TrainingStopped(
+                f"stopped after round {loop.round}: checkpoint and best policy so far in "
+                f"{run.path}; {resume_hint(run.path)}",
+                stop.requested,
+            )
+    nominal = loop.nominal
     summary = finish_run(
         run,
         student,
@@ -441,3 +356,16 @@ def main(args: Args) -> dict:
     )
     nominal.close()
     return summary
+
+
+def train_student(args: Args, teacher: StateTeacher | None, log, deadline=float("inf")):
+    """The student phase alone (no checkpoints): the shipped student and its nominal env."""
+    loop = DaggerLoop(args, teacher, Checkpointer(RunFolder(args.out), float("inf")))
+    return loop.run(log, deadline), loop.nominal
+
+
+def load_teacher(path) -> StateTeacher:
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    teacher = StateTeacher(state["norm.mean"].shape[0])
+    teacher.load_state_dict(state)
+    return teacher

@@ -25,11 +25,20 @@ from rich.progress import Progress
 from realgap.errors import ConfigError
 from realgap.runs import RunFolder
 from realgap.sim.batched_env import BatchedEnv
+from realgap.train.checkpoint import (
+    EVERY_S,
+    Checkpointer,
+    StopSignals,
+    TrainingStopped,
+    resume_hint,
+    resume_state,
+)
 from realgap.train.common import (
     BestSnapshot,
     evaluate,
     finish_run,
     policy_actor,
+    save_best_so_far,
     trained_speeds,
     training_worlds,
 )
@@ -98,6 +107,11 @@ class Args:
     success is measured on fresh episodes either way."""
     final_episodes: int = 64
     """Episodes of the final evaluation in the nominal sim (the summary's success)."""
+    checkpoint_every_s: float = EVERY_S
+    """Seconds between checkpoints (weights, optimizers, the replay buffer, every random
+    state); a run killed in between resumes from the last one."""
+    resume: bool = False
+    """Continue the run in ``out`` from its checkpoint (its arguments must match)."""
     progress: bool = True
     """Show a progress bar."""
 
@@ -154,13 +168,20 @@ def hyper_from(args: Args) -> SacHyper:
 
 
 def main(args: Args) -> dict:
-    """Train; returns the summary written to ``out/summary.json``."""
-    started = time.perf_counter()
+    """Train; returns the summary written to ``out/summary.json``. With ``args.resume``,
+    continues from the run's checkpoint; a first Ctrl-C or SIGTERM stops at the end of
+    the iteration with a checkpoint and the best policy so far."""
     device = select_device(args.device)
+    if not args.checkpoint_every_s > 0:
+        raise ConfigError(f"checkpoint_every_s must be positive, got {args.checkpoint_every_s}")
+    run = RunFolder(args.out)
+    checkpointer = Checkpointer(run, args.checkpoint_every_s)
+    saved = resume_state(run, "sac", asdict(args), checkpointer) if args.resume else None
+    if saved is None:
+        run.write_config("sac", asdict(args))
+    started = time.perf_counter() - (saved["elapsed_s"] if saved else 0.0)
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    run = RunFolder(args.out)
-    run.write_config("sac", asdict(args))
     randomization, twin = training_worlds(args)
     env = BatchedEnv(
         args.task, args.num_envs, randomization=randomization, twin=twin, seed=args.seed
@@ -172,15 +193,38 @@ def main(args: Args) -> dict:
     obs, _ = env.reset(seed=args.seed)
     iterations = max(1, args.total_steps // args.num_envs)
     # Fractional update-to-data ratios carry over between iterations.
-    update_credit = 0.0
-    metrics = run.metrics(
-        ["env_steps", "critic_loss", "actor_loss", "alpha", "success_rate"], started
-    )
+    update_credit, first_iteration = 0.0, 0
+    keep_rows = None if saved is None else saved["metrics_rows"]
+    columns = ["env_steps", "critic_loss", "actor_loss", "alpha", "success_rate"]
+    metrics = run.metrics(columns, started, keep_rows)
     policy = agent.policy()
     best, best_env_steps = BestSnapshot(policy, later_wins_ties=True), 0
-    with Progress(disable=not args.progress, transient=True) as progress:
-        bar = progress.add_task("visual SAC", total=iterations)
-        for iteration in range(iterations):
+    if saved is not None:
+        obs, update_credit, best_env_steps = (
+            saved["obs"],
+            saved["update_credit"],
+            saved["best_step"],
+        )
+        first_iteration = saved["iteration"]
+        restore_sac(saved, agent, replay, env, rng, best, checkpointer)
+
+    def checkpoint(iteration: int) -> None:
+        state = sac_state(agent, replay, env, rng, best, checkpointer)
+        state.update(
+            phase="sac",
+            iteration=iteration,
+            elapsed_s=time.perf_counter() - started,
+            metrics_rows=metrics.rows,
+            obs=obs,
+            update_credit=update_credit,
+            best_step=best_env_steps,
+        )
+        if checkpointer.save(state):  # only now is the older replay chunk unneeded
+            checkpointer.prune({state["replay"]["chunk"]})
+
+    with StopSignals() as stop, Progress(disable=not args.progress, transient=True) as progress:
+        bar = progress.add_task("visual SAC", total=iterations, completed=first_iteration)
+        for iteration in range(first_iteration, iterations):
             steps = (iteration + 1) * args.num_envs
             if steps <= args.learning_starts:
                 action = rng.uniform(-1, 1, (args.num_envs, 6)).astype(np.float32)
@@ -212,9 +256,22 @@ def main(args: Args) -> dict:
                 progress.update(bar, description=f"visual SAC success {row['success_rate']:.2f}")
             metrics.log(row)
             progress.update(bar, advance=1)
+            if stop.requested or checkpointer.due():
+                checkpoint(iteration + 1)
+            if stop.requested:
+                metrics.close()
+                env.close()
+                save_best_so_far(run, best, agent.policy(), nominal, trained_speeds(args))
+                nominal.close()
+                raise TrainingStopped(
+                    f"stopped after {steps:,} transitions: checkpoint and best policy so far "
+                    f"in {run.path}; {resume_hint(run.path)}",
+                    stop.requested,
+                )
     metrics.close()
     env.close()
     if args.keep_best:
+        policy = agent.policy()
         best.restore(policy)
     kept = {
         "kept": "best" if args.keep_best else "last",
@@ -235,3 +292,48 @@ def main(args: Args) -> dict:
     )
     nominal.close()
     return summary
+
+
+REPLAY_FIELDS = ("image", "next_image", "state", "next_state", "action", "reward", "done")
+
+
+def sac_state(agent: SacAgent, replay: Replay, env, rng, best, checkpointer) -> dict:
+    """The agent, the replay (its filled part, as one chunk per checkpoint), the env and
+    every random state."""
+    filled = {name: getattr(replay, name)[: replay.size] for name in REPLAY_FIELDS}
+    chunk = checkpointer.save_chunk(f"replay_{replay.index:08d}_{replay.size:08d}", filled)
+    return {
+        "networks": {
+            name: getattr(agent, name).state_dict()
+            for name in ("encoder", "critic", "critic_target", "actor")
+        },
+        "optimizers": {
+            name: getattr(agent, name).state_dict()
+            for name in ("critic_opt", "actor_opt", "alpha_opt")
+        },
+        "log_alpha": agent.log_alpha.detach().clone(),
+        "critic_updates": agent.critic_updates,
+        "replay": {"chunk": chunk, "index": replay.index, "size": replay.size},
+        "env": env.get_state(),
+        "rng": rng.bit_generator.state,
+        "torch_rng": torch.get_rng_state(),
+        "best": (best.score, best.state),
+    }
+
+
+def restore_sac(state: dict, agent: SacAgent, replay: Replay, env, rng, best, checkpointer):
+    for name, weights in state["networks"].items():
+        getattr(agent, name).load_state_dict(weights)
+    for name, values in state["optimizers"].items():
+        getattr(agent, name).load_state_dict(values)
+    with torch.no_grad():
+        agent.log_alpha.copy_(state["log_alpha"].to(agent.log_alpha.device))
+    agent.critic_updates = state["critic_updates"]
+    saved = checkpointer.chunk(state["replay"]["chunk"])
+    replay.size, replay.index = state["replay"]["size"], state["replay"]["index"]
+    for name in REPLAY_FIELDS:
+        getattr(replay, name)[: replay.size] = saved[name]
+    env.set_state(state["env"])
+    rng.bit_generator.state = state["rng"]
+    torch.set_rng_state(state["torch_rng"])
+    best.score, best.state = state["best"]
