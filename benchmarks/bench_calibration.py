@@ -2,6 +2,9 @@
 
 Usage: python benchmarks/bench_calibration.py POLICY [--profile reference_pitfalls]
        [--trials 39] [--out runs/bench_calibration]
+       python benchmarks/bench_calibration.py --random N [--jobs 2] [--json out.json]
+       (calibration errors and uncertainty coverage on N random arms:
+       bench_calibration_random.py)
 
 1. Lock the fake arm's camera and record a calibration session on it.
 2. Diagnose: joint offsets, servos, camera -> calibration.json.
@@ -15,10 +18,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 
 def main() -> None:
+    if "--random" in sys.argv:
+        from bench_calibration_random import main as on_random_arms
+
+        on_random_arms(sys.argv[1:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("policy", type=Path)
     parser.add_argument("--profile", default="reference_pitfalls")

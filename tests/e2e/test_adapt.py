@@ -80,6 +80,21 @@ def test_adapt_writes_calibration_policy_before_after_and_report(adapted):
     assert (out / "after" / "eval_fake_typical_back_edge_calibrated.json").exists()
     page = (out / "report.html").read_text()
     assert "Closing the gap" in page and "Newcombe" in page
+    # The arm rows' gaps are to the twin (the adapted policy's "sim (calibrated)")...
+    from realgap.report.html import gap_rows, load_evaluations
+
+    rows = {row["world"]: row for row in gap_rows(load_evaluations(out))}
+    after = next(
+        row for name, row in rows.items() if name.endswith("(calibrated)") and "fake" in name
+    )
+    assert after["gap"] is not None
+    # ... and the operator's offset, built into the twin, is said once and not in red.
+    check = json.loads((out / "after" / "eval_fake_typical_back_edge_calibrated.json").read_text())[
+        "placement_check"
+    ]
+    assert check["known_offset_cm"][0] < -3 and not check["flagged"]
+    assert page.count("was measured and built into the arm") == 1
+    assert 'class="bad">fake:typical_back_edge (calibrated): placement' not in page
 
 
 def test_adapt_refuses_an_earlier_run_and_a_sim_world(adapted, capsys):

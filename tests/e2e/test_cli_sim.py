@@ -22,3 +22,12 @@ def test_view_writes_png(tmp_path):
 def test_bad_task_is_a_clean_error(capsys):
     assert main(["view", "Stack", "--out", "x.png"]) == 2
     assert "known tasks" in capsys.readouterr().err
+
+
+def test_view_of_a_profile_shows_its_camera_beside_the_twin(tmp_path):
+    from PIL import Image
+
+    out = tmp_path / "view.png"
+    assert main(["view", "Reach", "--profile", "wood_desk_lamp", "--out", str(out)]) == 0
+    image = Image.open(out)
+    assert image.size[0] > 800 and image.size[1] > 500  # four columns, three poses

@@ -51,7 +51,11 @@ def test_tiny_sweep_runs_resumes_and_reports(tmp_path, ray_installed, capsys):
     assert main(argv) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert {r["setting"] for r in summary["pooled"]} == {"black", "desks"}
-    assert {r["world"] for r in summary["runs"]} == {"sim", f"twin:{twin}"}
+    # Worlds by name, not by path, in every table, the plot and the report; the path
+    # stays in each run's result file.
+    assert {r["world"] for r in summary["runs"]} == {"sim", "twin:soft_arm"}
+    assert str(tmp_path) not in (out / "summary.csv").read_text()
+    assert str(tmp_path) not in (out / "report.html").read_text()
     # 13 trials over 13 spots: the 9 inside the training square are the ones counted.
     assert all(r["status"] == "done" and r["trials"] == 9 for r in summary["runs"])
     assert (out / "width.png").stat().st_size > 1000 and (out / "report.html").exists()
@@ -148,3 +152,13 @@ def test_without_ray_the_command_says_how_to_install_it(tmp_path, monkeypatch, c
 def test_the_shipped_sweep_file_loads():
     spec = load_sweep("sweeps/background_width.toml")
     assert len(spec.runs()) == 12 and spec.worlds[0] == "sim"
+
+
+def test_a_profile_file_is_named_by_its_name_or_stem(tmp_path):
+    from realgap.sweep.spec import world_label
+
+    named = write(tmp_path, 'name = "garage"\n[servo]\nkp_scale = 0.7\n', "arm_3.toml")
+    unnamed = write(tmp_path, "[servo]\nkp_scale = 0.7\n", "arm_4.toml")
+    assert world_label(str(named)) == "garage" and world_label(str(unnamed)) == "arm_4"
+    assert world_label("typical_so101") == "typical_so101" and world_label("sim") == "sim"
+    assert world_label(f"twin:{unnamed}") == "twin:arm_4"

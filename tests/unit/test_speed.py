@@ -189,3 +189,14 @@ def test_long_episodes_train_later_windows_from_the_stored_memory(monkeypatch):
     torch.manual_seed(0)
     fit_sequences(student, optimizer, images, states, labels, firsts, window, args, None, memories)
     assert set(seen) == {0.0, 4.0, 8.0}  # windows at 0, 4 and 8 steps into the episode
+
+
+def test_deploy_prints_the_rate_it_will_use(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("REALGAP_HOME", str(tmp_path / "home"))
+    contract = PolicyContract("Reach", 16, 10.0, SCALE, speeds=TRAINED.to_dict(), episode_steps=50)
+    folder = save_policy(tmp_path / "policy", VisualPolicy(), contract)
+    assert main(["camera", "lock", "--world", "fake", "--profile", "nominal"]) == 0
+    argv = ["deploy", str(folder), "--world", "fake", "--profile", "nominal", "--episodes", "1"]
+    assert main([*argv, "--steps", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "1 episodes at 15 Hz, 0.15 of the training action scale" in out and "None" not in out

@@ -59,6 +59,11 @@ TEACHER_SECTIONS = ("cube", "fingers", "servo", "control", "placement")
 """What the privileged teacher's world is made of (physics, and where objects land); a
 camera change does not touch it."""
 RETRAIN_TEACHER_STEPS = 100_000
+PLATEAU_EVALS = 3
+"""A retraining stops after this many evaluations in the arm's twin without a new best."""
+ALREADY_FINE = 0.05
+"""When the old policy in the arm's twin (with the bridge's calibration) scores within
+this of its own nominal success, nothing needs retraining: only the calibration."""
 """PPO steps to fine-tune a reused teacher when the arm's physics differ."""
 
 
@@ -231,12 +236,17 @@ def run_adapt(
         f"budget {args.time_budget_s:.0f} s"
     )
     summary_file = Path(args.out) / "summary.json"
-    if steps.finished("retrain") and summary_file.is_file():
-        trained = json.loads(summary_file.read_text())
+    needed = retraining_needed(config, layout, trials, seen, arm_speed, run)
+    if not needed["retrain"]:
+        console.print(f"[green]{needed['note']}[/]")
+        trained, new_policy = {"skipped": needed}, Path(config.policy)
+    elif steps.finished("retrain") and summary_file.is_file():
+        trained, new_policy = json.loads(summary_file.read_text()), Path(args.out) / "policy"
     else:  # a retraining an interruption cut short continues from its checkpoint
+        console.print(needed["note"])
         interrupted = config.resume and Checkpointer(RunFolder(args.out)).exists()
         trained = distill.main(replace(args, resume=interrupted))
-    new_policy = Path(args.out) / "policy"
+        new_policy = Path(args.out) / "policy"
     steps.finish("retrain")
 
     console.rule("5/5 matched evaluation on the arm: the adapted policy, same spots")
@@ -268,6 +278,7 @@ def run_adapt(
         "twin": results["twin"]["overall"],
         "twin_minus_arm": difference(results["twin"]["overall"], results["after"]["overall"]),
         "trained_success_in_twin": trained.get("success_rate_nominal"),
+        "retraining": needed,
         "placement_check": placement,
         "physics_changed": physics,
         "speed": {"control_hz": arm_speed.control_hz, "action_fraction": arm_speed.action_fraction},
@@ -293,6 +304,27 @@ def run_adapt(
     console.print(f"report: {report}")
     _print_result(console, summary)
     return summary
+
+
+def retraining_needed(config: AdaptConfig, layout, trials: int, seen, speed, run) -> dict:
+    """Whether the arm's differences need a retraining: the old policy in the arm's
+    twin (with the bridge's calibration) against itself in the nominal twin, both at
+    the arm's speed. Within :data:`ALREADY_FINE`, the calibration alone closes the gap."""
+    if config.quick:
+        return {"retrain": True, "note": "quick run: retraining regardless"}
+    common = dict(seed=config.seed, earlier="overwrite", speed=speed)
+    nominal = evaluate(config.policy, "sim", layout, trials, out=run.file("old_nominal"), **common)
+    twin = evaluate(
+        config.policy, "sim", layout, trials, out=run.file("old_twin"), calibration=seen, **common
+    )
+    at_home, on_arm = nominal["overall"]["success_rate"], twin["overall"]["success_rate"]
+    needed = on_arm < at_home - ALREADY_FINE
+    note = (
+        f"the old policy scores {on_arm:.0%} in the arm's twin and {at_home:.0%} in the "
+        "nominal twin: "
+        + ("retraining for the difference" if needed else "the calibration alone closes the gap")
+    )
+    return {"retrain": needed, "note": note, "nominal": at_home, "arm_twin": on_arm}
 
 
 def physics_changed(calibration: Calibration, sigmas: float = 2.0) -> list[str]:
@@ -345,13 +377,18 @@ def retrain_args(
         widths.write_text(
             "# The arm's deploy speed: the retraining's episodes run at it.\n[randomization]\n"
             f"control_hz = [{hz!r}, {hz!r}]\naction_fraction = [{fraction!r}, {fraction!r}]\n"
+            "speed_p = 1.0\n"
         )
         overrides.update(randomization=str(widths), eval_speed=(hz, fraction))
     if teacher is not None:
         overrides["init_teacher"] = str(teacher)
         overrides["teacher_steps"] = RETRAIN_TEACHER_STEPS if physics else 0
     args = distill.args_for_task(task, **overrides)
-    args = replace(args, dagger_rounds=max(args.dagger_rounds, RETRAIN_ROUNDS))
+    args = replace(
+        args,
+        dagger_rounds=max(args.dagger_rounds, RETRAIN_ROUNDS),
+        plateau_evals=PLATEAU_EVALS,
+    )
     if args.teacher != "ppo":
         # A scripted teacher reads the true state: nothing to reuse or fine-tune.
         args = replace(args, init_teacher=None)

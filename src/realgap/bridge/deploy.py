@@ -37,7 +37,7 @@ from realgap.policy.contract import ContractMismatch, PolicyContract
 from realgap.policy.loaders import load_runtime_policy
 from realgap.runs import RunFolder, episode_file
 from realgap.sim.failures import EpisodeTracker
-from realgap.sim.render import centroid, cube_mask
+from realgap.sim.render import centroid, cube_mask, encode_coverage, jaw_mask
 from realgap.sim.tasks import make_task
 
 log = logging.getLogger(__name__)
@@ -108,6 +108,9 @@ def run_episode(
         "joints": [float(v) for v in obs["state"][:6]],
         "shape": list(first.shape[:2]),
         "cube_px": None if seen is None else [float(v) for v in seen],
+        # Where the jaws sit in the view locates the camera on the gripper, whatever the
+        # cube: the placement check uses it to tell a moved camera from a moved cube.
+        "jaws": encode_coverage(jaw_mask(first)),
     }
     recorder.meta["settled_time"] = float(env.settled_at)
     tracker = EpisodeTracker(make_task(world.task), 1) if world.truth is not None else None

@@ -217,27 +217,27 @@ class _ImageChain:
         gain = np.ones((*shape, 3), np.float32) * np.float32(twin_camera.exposure_scale)
         if sensor.vignetting:
             gain *= vignetting_gain(shape, sensor.vignetting)[:, :, None]
+        gain *= np.asarray(sensor.white_balance_rgb, dtype=np.float32)
         self.gain = gain
-        self.white_balance = np.asarray(sensor.white_balance_rgb, dtype=np.float32)
         self.noise = NoiseBank((*shape, 3), seed=world.rng.integers(2**31))
 
     def develop(self, states: list[tuple], settings: CameraSettings) -> np.ndarray:
         renders = [self.renderer.render_raw(q, m) for q, m in self._moving(states)]
-        linear = motion_blur(renders)
-        if self.maps is not None:
-            linear = cv2.remap(linear, *self.maps, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+        lens = (*self.maps, cv2.INTER_LINEAR) if self.maps is not None else None
+        if len(renders) == 1:  # the lens on 8 bits is three times cheaper than on floats
+            frame = renders[0] if lens is None else cv2.remap(renders[0], *lens)
+            linear = frame.astype(np.float32) * np.float32(1 / 255)
+        else:
+            linear = motion_blur(renders)
+            linear = linear if lens is None else cv2.remap(linear, *lens)
+        # Exposure, vignetting and white balance as one gain map (built once).
         linear *= self.gain
-        camera = self.world.profile.twin.camera
         # Noise is added where the sensor counts photons: after the optics, before the ISP.
-        linear = add_sensor_noise(
-            linear, self.sensor.noise, self.sensor.shot_noise, self.noise.draw()
-        )
-        np.clip(linear, 0.0, None, out=linear)
-        if not np.all(self.white_balance == 1.0):
-            linear *= self.white_balance
-        toned = _sensor_tone(linear, settings, camera)
-        frame = (np.clip(toned, 0.0, 1.0) * 255 + 0.5).astype(np.uint8)
-        return jpeg_roundtrip(frame, self.sensor.jpeg_quality)
+        sensor = self.sensor
+        linear = add_sensor_noise(linear, sensor.noise, sensor.shot_noise, self.noise.draw())
+        toned = _sensor_tone(linear, settings, self.world.profile.twin.camera)
+        frame = cv2.convertScaleAbs(toned, alpha=255.0)  # rounds and saturates to 8 bits
+        return jpeg_roundtrip(frame, sensor.jpeg_quality)
 
     @staticmethod
     def _moving(states: list[tuple]) -> list[tuple]:

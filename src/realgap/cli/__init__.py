@@ -22,6 +22,7 @@ from realgap.cli import (
     export,
     imitate,
     model,
+    profile,
     report,
     sweep,
     toy,
@@ -48,6 +49,7 @@ COMMANDS = [
     adapt,
     imitate,
     sweep,
+    profile,
 ]
 """Subcommand modules, in the order ``realgap --help`` lists them."""
 

@@ -85,7 +85,7 @@ def calibration_from(result: dict, recording_path) -> Calibration:
             geometry["fov_delta_deg"],
             geometry["fov_delta_sigma_deg"],
         )
-    for key in ("kp_scale", "damping_scale", "frictionloss_scale"):
+    for key in ("kp_scale", "damping_scale", "frictionloss_scale", "torque_limit_scale"):
         measured[f"servo.{key}"] = (servos[key], servos[f"{key}_sigma"])
     # Latency is chosen among whole commands; the next best is reported, not a spread.
     measured["servo.latency_steps"] = (servos["latency_steps"], 0.0)
@@ -135,7 +135,8 @@ frames; silhouette mismatch {joints["silhouette_rms_before"]:.3f} before,
 {joints["silhouette_rms_after"]:.3f} after. &plusmn; is one standard deviation.</p>
 <h3>Servos</h3>
 <p>stiffness x{servos["kp_scale"]:.2f}, damping x{servos["damping_scale"]:.2f},
-friction loss x{servos["frictionloss_scale"]:.2f}, latency {servos["latency_steps"]}
+friction loss x{servos["frictionloss_scale"]:.2f}, torque cap
+x{servos["torque_limit_scale"]:.2f}, latency {servos["latency_steps"]}
 command(s); fit error {servos["rms_rad"] * 1000:.1f} mrad.</p>
 <h3>Camera at policy resolution</h3>
 {warnings}

@@ -3,10 +3,15 @@
 The recording holds every goal the tool wrote (one per control tick) and the
 joint readings sampled four times per tick. The twin replays exactly those
 writes (:class:`~realgap.diagnose.twin.ServoTwin`) with candidate stiffness,
-damping and friction-loss scales, for each whole number of commands of
+damping, friction-loss and torque-cap scales, for each whole number of commands of
 latency, and a derivative-free optimizer (Nelder-Mead, in log scale) fits the
 continuous parameters. Responses are compared relative to each joint's
 settled start, so encoder zero offsets do not matter.
+
+The torque cap matters: the twin's position servos are stiff (998 N*m/rad), so a step
+of a few hundredths of a radian drives them into their cap, and a servo capped at 0.6
+of nominal accelerates as if heavily damped. Without a term for the cap, the fit read
+one such arm as damping x3.15.
 """
 
 from __future__ import annotations
@@ -18,7 +23,13 @@ from realgap.diagnose.recording import HOLD_WRITES, CalibrationRecording
 from realgap.diagnose.twin import ServoTwin
 
 LATENCIES = (0, 1, 2, 3)
-MODEL_FLOOR = {"kp_scale": 0.10, "damping_scale": 0.10, "frictionloss_scale": 0.50}
+FITTED = ("kp_scale", "damping_scale", "frictionloss_scale", "torque_limit_scale")
+MODEL_FLOOR = {
+    "kp_scale": 0.10,
+    "damping_scale": 0.10,
+    "frictionloss_scale": 0.50,
+    "torque_limit_scale": 0.05,
+}
 """Relative standard deviation no fit goes below. The curvature only sees reading
 noise; the twin's servo (PD control with friction loss) is a model of the real one,
 and a fit on another arm's recording (workbench_so101) was off by 9% in stiffness
@@ -36,7 +47,7 @@ def identify_servos(recording: CalibrationRecording, offsets=None) -> dict:
     twin = ServoTwin(recording.task)
 
     def residuals(log_scales: np.ndarray, latency: int) -> np.ndarray:
-        kp, damping, friction = np.exp(log_scales)
+        kp, damping, friction, torque = np.exp(log_scales)
         replay = twin.replay(
             samples[0],
             writes,
@@ -47,6 +58,7 @@ def identify_servos(recording: CalibrationRecording, offsets=None) -> dict:
             damping,
             friction,
             latency,
+            torque_limit_scale=torque,
         )
         return (replay[:, :5] - replay[hold, :5].mean(axis=0)) - observed
 
@@ -57,25 +69,35 @@ def identify_servos(recording: CalibrationRecording, offsets=None) -> dict:
     for latency in LATENCIES:
         result = minimize(
             error,
-            np.zeros(3),
+            np.zeros(len(FITTED)),
             args=(latency,),
             method="Nelder-Mead",
-            options={"xatol": 0.01, "fatol": 1e-12, "maxfev": 120, "initial_simplex": _simplex()},
+            options={"xatol": 0.01, "fatol": 1e-12, "maxfev": 200, "initial_simplex": _simplex()},
         )
         fits.append((result.fun, latency, result.x))
     cost, latency, best = min(fits, key=lambda fit: fit[0])
-    kp, damping, friction = np.exp(best)
+    # Polish the best latency's fit from where it stopped: the cap and the stiffness
+    # trade off along a valley the first simplex leaves early.
+    polished = minimize(
+        error,
+        best,
+        args=(latency,),
+        method="Nelder-Mead",
+        options={"xatol": 0.005, "fatol": 1e-12, "maxfev": 160},
+    )
+    if polished.fun < cost:
+        cost, best = polished.fun, polished.x
+    values = np.exp(best)
     noise_sigma = _log_sigma(lambda x: residuals(x, latency), best)
-    floor = np.array([MODEL_FLOOR[k] for k in ("kp_scale", "damping_scale", "frictionloss_scale")])
+    floor = np.array([MODEL_FLOOR[k] for k in FITTED])
     sigma = np.sqrt(noise_sigma**2 + floor**2)
-    return {
+    out = {}
+    for index, key in enumerate(FITTED):
+        out[key] = float(values[index])
         # Standard deviations: the log scale's, times the value.
-        "kp_scale_sigma": float(kp * sigma[0]),
-        "damping_scale_sigma": float(damping * sigma[1]),
-        "frictionloss_scale_sigma": float(friction * sigma[2]),
-        "kp_scale": float(kp),
-        "damping_scale": float(damping),
-        "frictionloss_scale": float(friction),
+        out[f"{key}_sigma"] = float(values[index] * sigma[index])
+    return {
+        **out,
         "latency_steps": int(latency),
         "rms_rad": float(np.sqrt(cost)),
         "rms_rad_by_latency": {str(lat): float(np.sqrt(c)) for c, lat, _ in fits},
@@ -96,5 +118,10 @@ def _log_sigma(residuals, x: np.ndarray, step: float = 0.05) -> np.ndarray:
 
 
 def _simplex() -> np.ndarray:
-    """A start simplex spanning x0.5 .. x2 in every scale."""
-    return np.log(np.array([[1, 1, 1], [0.5, 1, 1], [1, 2, 1], [1, 1, 2]], dtype=float))
+    """A start simplex spanning x0.5 .. x2 in every scale (the cap: x0.6)."""
+    return np.log(
+        np.array(
+            [[1, 1, 1, 1], [0.5, 1, 1, 1], [1, 2, 1, 1], [1, 1, 2, 1], [1, 1, 1, 0.6]],
+            dtype=float,
+        )
+    )

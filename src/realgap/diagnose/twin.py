@@ -43,10 +43,17 @@ class ServoTwin:
         frictionloss_scale: float = 1.0,
         latency: int = 0,
         settle_s: float = 1.0,
+        torque_limit_scale: float = 1.0,
     ) -> np.ndarray:
         """Joint angles at every sample, (S, 6)."""
         m, d = self.model, self.data
-        servo = ServoParams(kp_scale, damping_scale, frictionloss_scale, latency_steps=latency)
+        servo = ServoParams(
+            kp_scale,
+            damping_scale,
+            frictionloss_scale,
+            torque_limit_scale=torque_limit_scale,
+            latency_steps=latency,
+        )
         # The same code that puts a twin into the batched env and the fake arm.
         self.twin_model.apply(self.rows, np.arange(1), twin_batch(TwinParams(servo=servo), 1))
         mujoco.mj_resetData(m, d)

@@ -91,8 +91,10 @@ def gap_rows(evaluations: list[dict]) -> list[dict]:
     """One row per evaluation: in-distribution success, its interval, and the gap to
     the sim evaluation of the same policy."""
     sims = {}
-    for result in evaluations:
-        if result["world"] == "sim":
+    # The policy's plain sim if it has one, else its twin (an adapted policy's "sim
+    # (calibrated)"): an arm row's gap is to the twin it was trained and predicted in.
+    for result in sorted(evaluations, key=lambda r: r["world"] != "sim"):
+        if result["world"].startswith("sim"):
             sims.setdefault(policy_name(result), result)
     rows = []
     for result in evaluations:
@@ -159,14 +161,24 @@ def _gap_section(evaluations: list[dict], task: str) -> list[str]:
     )
     table = [
         "<table><tr><th>world</th><th>success</th><th>95% interval</th><th>trials</th>"
-        "<th>gap vs sim</th><th>gap 95% interval</th><th>outside training square</th></tr>"
+        "<th>gap vs sim or twin</th><th>gap 95% interval</th><th>outside training square</th>"
+        "</tr>"
     ]
+    known_said = False
     for result in evaluations:
         placement = result.get("placement_check") or {}
+        if placement.get("known_note") and not known_said:  # once, not as a warning
+            out.append(f'<p class="note">{html.escape(placement["known_note"])}.</p>')
+            known_said = True
         if placement.get("flagged"):
             out.append(
                 f'<p class="bad">{html.escape(result["label"])}: placement check: '
                 f"{html.escape(placement['note'])}</p>"
+            )
+        elif placement.get("maybe_camera"):
+            out.append(
+                f'<p class="note">{html.escape(result["label"])}: {html.escape(placement["note"])}'
+                "</p>"
             )
     stopped = [row for row in rows if row.get("stopped")]
     for row in stopped:

@@ -11,8 +11,10 @@ place a camera mount error is put into a model (twin, fake arm, diagnostics).
 
 from __future__ import annotations
 
+import base64
 import copy
 
+import cv2
 import mujoco
 import numpy as np
 
@@ -170,3 +172,22 @@ def centroid(mask: np.ndarray) -> np.ndarray | None:
     if len(rows) < 6:
         return None
     return np.array([rows.mean(), cols.mean()])
+
+
+COVERAGE_WIDTH = 32
+"""Columns of a stored mask coverage (rows follow the frame's aspect)."""
+
+
+def encode_coverage(mask: np.ndarray, width: int = COVERAGE_WIDTH) -> dict:
+    """A mask's coverage on a coarse grid (uint8 0..255), compact enough to keep in an
+    episode's JSON: the jaws' silhouette in a first frame."""
+    height = max(1, round(mask.shape[0] * width / mask.shape[1]))
+    grid = cv2.resize(mask.astype(np.float32), (width, height), interpolation=cv2.INTER_AREA)
+    data = (np.clip(grid, 0, 1) * 255 + 0.5).astype(np.uint8)
+    return {"shape": [height, width], "coverage": base64.b64encode(data.tobytes()).decode()}
+
+
+def decode_coverage(encoded: dict) -> np.ndarray:
+    """:func:`encode_coverage`'s grid back as floats 0..1."""
+    data = np.frombuffer(base64.b64decode(encoded["coverage"]), dtype=np.uint8)
+    return data.reshape(encoded["shape"]).astype(np.float32) / 255.0

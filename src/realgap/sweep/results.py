@@ -29,7 +29,7 @@ def collect(spec: SweepSpec, root: Path, failed: dict[str, str] | None = None) -
         folder = root / "runs" / run.folder_name
         for world in spec.worlds:
             path = evaluation_file(folder, world)
-            row = {"setting": run.setting, "seed": run.seed, "world": world}
+            row = {"setting": run.setting, "seed": run.seed, "world": spec.label(world)}
             if path.exists():
                 result = json.loads(path.read_text())
                 counts = rate(result["successes"], result["trials"])
@@ -46,7 +46,7 @@ def aggregate(spec: SweepSpec, rows: list[dict]) -> list[dict]:
     """Per setting and world: seeds pooled, with each seed's own rate."""
     out = []
     for name, values in spec.settings:
-        for world in spec.worlds:
+        for world in map(spec.label, spec.worlds):
             mine = [
                 r
                 for r in rows
@@ -86,7 +86,7 @@ def width_plot(spec: SweepSpec, pooled: list[dict]) -> bytes:
     plt = figures.pyplot()
     names = [name for name, _ in spec.settings]
     fig, ax = plt.subplots(figsize=(6.8, 3.6))
-    for offset, world in enumerate(spec.worlds):
+    for offset, world in enumerate(map(spec.label, spec.worlds)):
         mine = {r["setting"]: r for r in pooled if r["world"] == world}
         xs, ys, low, high = [], [], [], []
         for index, name in enumerate(names):
@@ -112,11 +112,11 @@ def width_plot(spec: SweepSpec, pooled: list[dict]) -> bytes:
 
 def section_html(spec: SweepSpec, pooled: list[dict], plot: bytes) -> str:
     """The report's sweep section: the plot and the pooled table."""
-    head = "".join(f"<th>{html.escape(w)}</th>" for w in spec.worlds)
+    head = "".join(f"<th>{html.escape(spec.label(w))}</th>" for w in spec.worlds)
     body = []
     for name, values in spec.settings:
         cells = []
-        for world in spec.worlds:
+        for world in map(spec.label, spec.worlds):
             row = next(r for r in pooled if r["setting"] == name and r["world"] == world)
             if row["success_rate"] is None:
                 cells.append("<td>-</td>")

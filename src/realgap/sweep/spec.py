@@ -124,6 +124,12 @@ class SweepSpec:
     """(Hz, action fraction) every evaluation runs at; None: the policy's recommended
     speed on the arms and training's in the sim."""
 
+    def label(self, world: str) -> str:
+        """A world as tables, plots and reports name it: a profile file by its
+        ``name`` (or its file's stem), ``twin:PATH`` by the file's stem; the path stays
+        in each run's result file."""
+        return world_label(world)
+
     def runs(self) -> list[Run]:
         return [
             Run(name, values, seed, self.task, self.recipe, self.train)
@@ -197,6 +203,20 @@ def parse_sweep(data: dict, source: str = "sweep") -> SweepSpec:
         source=source,
         speed=None if speed is None else (float(speed[0]), float(speed[1])),
     )
+
+
+def world_label(world: str) -> str:
+    """See :meth:`SweepSpec.label`."""
+    if world == "sim" or world in shipped_profiles():
+        return world
+    if world.startswith("twin:"):
+        return "twin:" + Path(world[len("twin:") :]).stem
+    try:
+        data = read_toml(world, ConfigError)
+    except ConfigError:
+        return Path(world).stem
+    name = data.get("name")
+    return name if isinstance(name, str) and name else Path(world).stem
 
 
 def check_world(world, source: str) -> None:

@@ -127,6 +127,7 @@ class DaggerLoop:
             seed=args.seed + 3,
         )
         self.round = 0
+        self.stale = 0  # evaluations since the best so far
 
     # -- one round ---------------------------------------------------------------------
     def collect(self) -> None:
@@ -209,13 +210,17 @@ class DaggerLoop:
                     act = policy_actor(self.shipped, self.nominal)
                     success = evaluate(self.nominal, act, args.eval_episodes, args.seed + 9)
                     row["success_rate"] = success
-                    self.best.offer(success, self.shipped)
+                    kept = self.best.offer(success, self.shipped)
+                    self.stale = 0 if kept else self.stale + 1
                     progress.update(bar, description=f"student (DAgger) success {success:.2f}")
                 log(row)
                 progress.update(bar, advance=1)
                 self.round += 1
                 if out_of_time:
                     log({"phase": "student_budget_spent", "update": self.round})
+                    break
+                if args.plateau_evals and self.stale >= args.plateau_evals:
+                    log({"phase": "student_plateau", "update": self.round})
                     break
                 if stop.requested or self.checkpointer.due():
                     self.save_checkpoint(started, rows_written())
@@ -250,6 +255,7 @@ class DaggerLoop:
             "optimizer": self.optimizer.state_dict(),
             "average": None if self.average is None else self.average.module.state_dict(),
             "best": (self.best.score, self.best.state),
+            "stale": self.stale,
             "memory": None if self.runner is None else self.runner.memory,
             "torch_rng": torch.get_rng_state(),
             "chunks": list(self.buffer.chunks),
@@ -268,6 +274,7 @@ class DaggerLoop:
         if self.average is not None:
             self.average.module.load_state_dict(state["average"])
         self.best.score, self.best.state = state["best"]
+        self.stale = state.get("stale", 0)
         if self.runner is not None:
             self.runner.memory = state["memory"]
         # Every round's samples, in order, then the window the buffer keeps.

@@ -132,6 +132,9 @@ class Args:
     eval_speed: tuple[float, float] | None = None
     """(control Hz, action fraction) the student's evaluations run at: ``realgap adapt``
     evaluates at the speed the arm will be run at (None: training's 10 Hz x 1)."""
+    plateau_evals: int = 0
+    """Stop once this many evaluations in a row have not beaten the best so far (0:
+    never; ``realgap adapt`` stops a retraining that has stopped gaining)."""
     checkpoint_every_s: float = EVERY_S
     """Seconds between checkpoints (written at the end of a DAgger round); a run killed
     in between resumes from the last one (``realgap train --resume DIR``)."""
