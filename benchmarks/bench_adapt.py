@@ -1,7 +1,12 @@
 """Benchmark: does `realgap adapt` close the gap on fake arms it was not tuned to?
 
 Usage: python benchmarks/bench_adapt.py POLICY [--profiles reference_pitfalls ...]
-       [--trials 39] [--budget 10] [--rig rig.toml] [--out runs/bench_adapt]
+       [--random N [--first-seed S]] [--trials 39] [--budget 10] [--rig rig.toml]
+       [--out runs/bench_adapt]
+
+``--random N`` adapts on N random arms (realgap.bridge.random_arms, seeds S..S+N-1)
+instead of the named profiles: arms nobody tuned to. Each arm's rig.toml is written
+from its hidden cube (as a user would weigh and measure it).
 
 For each fake arm: the whole adapt run (record, hand-eye calibration, retrain in the
 arm's twin with the budget, matched before/after). Prints success inside the training
@@ -25,39 +30,61 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=39)
     parser.add_argument("--budget", type=float, default=10.0, help="minutes")
     parser.add_argument("--rig", type=Path, help="rig.toml: the weighed cube (docs/adapt.md)")
+    parser.add_argument("--random", type=int, default=0, help="adapt on N random arms")
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--appearance", action="store_true", help="random arms with a room")
     parser.add_argument("--out", type=Path, default=Path("runs/bench_adapt"))
     args = parser.parse_args()
 
     from realgap.adapt.run import AdaptConfig, run_adapt
     from realgap.bridge.profile import load_profile
+    from realgap.bridge.random_arms import sample_arm
     from realgap.bridge.worlds import open_fake_world
     from realgap.runtime import configure_rendering, configure_torch_threads
 
     configure_rendering()
     configure_torch_threads()
+    arms = {name: load_profile(name) for name in args.profiles}
+    if args.random:
+        seeds = range(args.first_seed, args.first_seed + args.random)
+        arms = {f"random_arm_{s}": sample_arm(s, appearance=args.appearance) for s in seeds}
     rows = []
-    for name in args.profiles:
+    for name, profile in arms.items():
+        rig = args.rig
+        if args.random:  # the user weighs and measures their cube
+            rig = args.out / name / "rig.toml"
+            rig.parent.mkdir(parents=True, exist_ok=True)
+            cube = profile.twin.cube
+            rig.write_text(f"[cube]\nmass_kg = {cube.mass_kg}\nsize_m = {cube.size_m}\n")
         config = AdaptConfig(
             policy=args.policy,
             out=args.out / name,
             trials=args.trials,
             budget_s=args.budget * 60,
-            rig=args.rig,
+            rig=rig,
             attribute=False,
         )
-        summary = run_adapt(config, lambda task, n=name: open_fake_world(task, n))
-        rows.append((name, summary, load_profile(name).twin))
+        summary = run_adapt(config, lambda task, p=profile: open_fake_world(task, p))
+        rows.append((name, summary, profile.twin))
 
     def rate(r: dict) -> str:
         return f"{r['success_rate']:.0%} ({r['ci95'][0]:.0%}-{r['ci95'][1]:.0%}, n={r['trials']})"
 
-    print("\nprofile | before | after | gain (Newcombe 95%) | twin predicts | seconds")
+    print("\nprofile | before | after | gain (Newcombe 95%) | twin predicts | total s | seconds")
     for name, s, _ in rows:
         g = s["gain"]
         print(
             f"{name} | {rate(s['before'])} | {rate(s['after'])} | {g['gap']:+.0%} "
-            f"({g['ci95'][0]:+.0%} to {g['ci95'][1]:+.0%}) | {rate(s['twin'])} | {s['seconds']}"
+            f"({g['ci95'][0]:+.0%} to {g['ci95'][1]:+.0%}) | {rate(s['twin'])} | "
+            f"{s['total_seconds']:.0f} | {s['seconds']}"
         )
+    gaps = [s["twin"]["success_rate"] - s["after"]["success_rate"] for _, s, _ in rows]
+    seconds = np.mean([s["total_seconds"] for _, s, _ in rows])
+    worse = sum(s["after"]["success_rate"] < s["before"]["success_rate"] for _, s, _ in rows)
+    print(
+        f"{len(rows)} arms: mean twin - arm after adapt {np.mean(gaps):+.1%}; "
+        f"worse than before on {worse}; mean run {seconds:.0f} s"
+    )
     print("\ncalibration error vs the hidden profile (error / reported sigma)")
     for name, s, truth in rows:
         values, sigma = s["calibration"]["values"], s["calibration"]["uncertainty"]

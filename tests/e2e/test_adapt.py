@@ -3,6 +3,7 @@ start), matched before/after evaluation, report section; and its refusals."""
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -29,11 +30,17 @@ def adapted(tmp_path_factory):
     torch.manual_seed(0)
     policy = save_policy(folder / "run" / "policy", VisualPolicy(), CONTRACT)
     out = folder / "adapted"
-    # typical_so101 with an operator who measures from the base's back edge.
+    # typical_so101 with an operator who measures from the base's back edge, on a
+    # wood-grain desk lit by a lamp: a room its twin cannot draw until adapt learns it.
     typical = shipped_profiles()["typical_so101"].read_text()
     profile = folder / "typical_back_edge.toml"
     typical = typical.replace('name = "typical_so101"', 'name = "typical_back_edge"')
-    profile.write_text(typical.replace("offset_xy_m = [0.0, 0.0]", f"offset_xy_m = {BACK_EDGE}"))
+    typical = typical.replace("offset_xy_m = [0.0, 0.0]", f"offset_xy_m = {BACK_EDGE}")
+    room = (
+        '\n[desk]\ntexture = "wood"\nrgb = [0.5, 0.38, 0.24]\ncontrast = 0.35\n'
+        "\n[lights]\nextra = [{pos_m = [0.1, 0.3, 0.45], intensity = 0.3}]\n"
+    )
+    profile.write_text(typical + room)
     assert load_profile(profile).twin.placement.offset_xy_m == tuple(BACK_EDGE)
     argv = ["adapt", str(policy), "--world", "fake", "--profile", str(profile)]
     assert main([*argv, "--out", str(out), "--quick"]) == 0
@@ -53,6 +60,9 @@ def test_adapt_writes_calibration_policy_before_after_and_report(adapted):
     # The arm was measured and the twin trained in was built from it.
     calibration = Calibration.load(out / "calibration.json")
     assert "camera.offset_m" in calibration.uncertainty
+    # The desk, learned from the recording, is what the arm's twin trained on.
+    desk = calibration.values["camera.background_texture"]
+    assert Path(desk).is_file() and Path(desk).parent == out / "calibration"
     assert calibration.values["servo.latency_steps"] == 1
     seen = Calibration.load(out / "training_calibration.json")
     assert seen.values["joints.zero_offset_deg"] == [0.0] * 6

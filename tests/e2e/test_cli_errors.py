@@ -189,3 +189,15 @@ def test_hostile_sweep_and_adapt_inputs_are_one_line(capsys, policy, tmp_path):
     refused(capsys, ["adapt", policy, "--out", out, "--budget", "nan"], "--budget")
     refused(capsys, ["adapt", policy, "--out", out, "--resume"], "no adapt run to resume")
     refused(capsys, ["adapt", policy, "--out", out, "--hz", "-3"], "--hz")
+
+
+def test_version_names_the_commit(capsys):
+    import subprocess
+
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    out = capsys.readouterr().out.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "--short=10", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    assert out.startswith("realgap 0.") and head and head in out

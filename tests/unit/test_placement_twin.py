@@ -9,7 +9,8 @@ from realgap.bridge.profile import ProfileError, RealityProfile, load_profile
 from realgap.sim import robot
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.calibration import Calibration
-from realgap.sim.randomization import DomainRandomization, sample_episode
+from realgap.sim.draws import sample_episode
+from realgap.sim.randomization import DomainRandomization
 from realgap.sim.twin import PlacementParams, TwinParams
 
 BACK_EDGE = (-0.0388353, 0.0)

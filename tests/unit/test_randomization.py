@@ -6,7 +6,8 @@ from importlib import resources
 import numpy as np
 import pytest
 
-from realgap.sim.randomization import DomainRandomization, sample_episode, sample_step
+from realgap.sim.draws import sample_episode, sample_step
+from realgap.sim.randomization import DomainRandomization
 from realgap.sim.twin import TwinParams
 
 

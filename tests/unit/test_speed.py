@@ -14,7 +14,8 @@ from realgap.policy.checkpoint import load_contract, save_policy
 from realgap.policy.contract import PolicyContract
 from realgap.policy.networks import RecurrentVisualPolicy, VisualPolicy
 from realgap.sim.batched_env import BatchedEnv
-from realgap.sim.randomization import DomainRandomization, sample_episode
+from realgap.sim.draws import sample_episode
+from realgap.sim.randomization import DomainRandomization
 from realgap.sim.scripted import run_episodes
 from realgap.speed import (
     DeploySpeed,

@@ -12,8 +12,9 @@ from realgap.bridge.profile import RealityProfile
 from realgap.policy_io import decode_action, tone
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.calibration import Calibration, CalibrationError, load_twin
+from realgap.sim.draws import sample_episode
 from realgap.sim.physics import CommandDelay
-from realgap.sim.randomization import DomainRandomization, sample_episode
+from realgap.sim.randomization import DomainRandomization
 from realgap.sim.twin import TwinParams, TwinParamsError
 
 

@@ -27,6 +27,7 @@ import numpy as np
 from realgap.bridge.interfaces import Arm, ArmDisconnected, Clock
 from realgap.bridge.profile import RealityProfile
 from realgap.sim import robot
+from realgap.sim.draws import twin_batch
 from realgap.sim.dressing import compile_dressed
 from realgap.sim.physics import (
     CommandDelay,
@@ -34,7 +35,6 @@ from realgap.sim.physics import (
     object_half_height,
     target_half_height,
 )
-from realgap.sim.randomization import twin_batch
 from realgap.sim.scene import CUBE, SceneConfig, TargetSlots, joint_ids
 from realgap.sim.tasks import SimState, make_task
 

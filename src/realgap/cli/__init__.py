@@ -64,11 +64,33 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train SO-101 policies in simulation, run them on the arm, "
         "and measure the reality gap.",
     )
-    parser.add_argument("--version", action="version", version=f"realgap {__version__}")
+    parser.add_argument("--version", action="version", version=version_text())
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMANDS:
         module.register(subparsers)
     return parser
+
+
+def version_text() -> str:
+    """``realgap 0.1.0 (commit 1a2b3c4)``: the commit of the checkout realgap runs from
+    (``-dirty`` with uncommitted changes), so a figure can name the code that made it."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    commit = "unknown: not run from a git checkout"
+    if (root / ".git").exists():
+        try:
+            described = subprocess.run(
+                ["git", "-C", str(root), "describe", "--always", "--dirty", "--abbrev=10"],
+                capture_output=True,
+                text=True,
+                timeout=5,
+            )
+            commit = described.stdout.strip() or commit
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return f"realgap {__version__} (commit {commit})"
 
 
 def _stop_on_sigterm() -> None:

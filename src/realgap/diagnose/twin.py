@@ -9,8 +9,8 @@ import mujoco
 import numpy as np
 
 from realgap.sim import robot
+from realgap.sim.draws import twin_batch
 from realgap.sim.physics import CommandDelay, TwinModel
-from realgap.sim.randomization import twin_batch
 from realgap.sim.scene import compile_scene, joint_ids
 from realgap.sim.tasks import make_task
 from realgap.sim.twin import ServoParams, TwinParams

@@ -23,8 +23,9 @@ import numpy as np
 
 from realgap.policy_io import postprocess_batch
 from realgap.sim.camera_effects import distortion_maps, jpeg_roundtrip, vignetting_gain
+from realgap.sim.draws import DESK_PATTERNS, StepNoise, TwinBatch
 from realgap.sim.dressing import SceneDressing, desk_materials
-from realgap.sim.randomization import DESK_PATTERNS, DomainRandomization, StepNoise, TwinBatch
+from realgap.sim.randomization import DomainRandomization
 from realgap.sim.render import TwinVisuals
 from realgap.sim.textures import load_desk_image, pattern
 

@@ -39,6 +39,7 @@ from realgap.errors import ConfigError
 from realgap.policy_io import ACTION_MODES, decode_action, policy_observation
 from realgap.sim import robot
 from realgap.sim.batch_render import BatchRenderer, twin_dressing
+from realgap.sim.draws import StepNoise, TwinBatch, max_latency, sample_episode, sample_step
 from realgap.sim.dressing import compile_dressed
 from realgap.sim.physics import (
     JOINT_FIELDS,
@@ -48,14 +49,7 @@ from realgap.sim.physics import (
     object_half_height,
     target_half_height,
 )
-from realgap.sim.randomization import (
-    DomainRandomization,
-    StepNoise,
-    TwinBatch,
-    max_latency,
-    sample_episode,
-    sample_step,
-)
+from realgap.sim.randomization import DomainRandomization
 from realgap.sim.scene import CUBE, TargetSlots, joint_ids
 from realgap.sim.tasks import SimState, Task, make_task
 from realgap.sim.tasks.base import TaskConfig

@@ -13,7 +13,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from realgap.sim.randomization import NOMINAL, TwinBatch
+from realgap.sim.draws import NOMINAL, TwinBatch
 from realgap.sim.scene import CUBE, STACK_BASE, SceneConfig, joint_ids
 
 PHYSICS_FIELDS = (

@@ -20,7 +20,7 @@ import numpy as np
 
 from realgap.policy_io import postprocess
 from realgap.sim import robot
-from realgap.sim.randomization import StepNoise, TwinBatch
+from realgap.sim.draws import StepNoise, TwinBatch
 from realgap.sim.scene import CUBE, FLOOR, STACK_BASE
 
 

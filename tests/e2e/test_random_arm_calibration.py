@@ -1,0 +1,101 @@
+"""Calibration on arms nobody tuned to: the torque cap is measured, not read as damping;
+a moved camera alone never blames the operator; the random-arm benchmark runs."""
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from realgap.bridge.camera_lock import lock_camera
+from realgap.bridge.env import DeployConfig
+from realgap.bridge.profile import RealityProfile
+from realgap.bridge.worlds import at_start_pose, open_fake_world
+from realgap.diagnose.recording import record_calibration
+from realgap.diagnose.servos import identify_servos
+from realgap.eval.layout import load_layout
+from realgap.eval.matched import evaluate
+from realgap.policy.checkpoint import save_policy
+from realgap.policy.contract import PolicyContract
+from realgap.policy.networks import VisualPolicy
+from realgap.sim.twin import PlacementParams
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_torque_cap_of_a_weak_servo_is_measured_not_folded_into_damping():
+    """Nominal damping, servos capped at 0.6 of their torque: before the fit had a term
+    for the cap, such an arm read as damping x3.15."""
+    weak = RealityProfile.from_dict({"servo": {"torque_limit_scale": 0.6}}, name="weak")
+    recording = record_calibration(open_fake_world("Reach", weak), poses=2, seed=0)
+    fit = identify_servos(recording)
+    assert fit["torque_limit_scale"] == pytest.approx(0.6, rel=0.15)
+    assert fit["damping_scale"] == pytest.approx(1.0, rel=0.25)
+
+
+@pytest.fixture(scope="module")
+def first_frames(tmp_path_factory):
+    """A matched evaluation that keeps only each episode's first frame (two steps)."""
+    folder = tmp_path_factory.mktemp("placement")
+    contract = PolicyContract("Reach", 16, 10.0, (0.1, 0.1, 0.1, 0.1, 0.1, 0.2))
+    policy = save_policy(folder / "policy", VisualPolicy(), contract)
+
+    def run(profile: RealityProfile) -> dict:
+        world = open_fake_world("Reach", profile)
+        with at_start_pose(world):
+            lock_camera(world.camera, folder=folder / "cameras")
+        config = DeployConfig(episode_steps=2, force_speed=True, lock_folder=folder / "cameras")
+        result = evaluate(
+            policy,
+            "fake",
+            load_layout(),
+            13,
+            open_world=lambda task: open_fake_world(task, profile),
+            deploy_config=config,
+        )
+        return result["placement_check"]
+
+    return run
+
+
+def test_a_moved_camera_alone_never_blames_the_operator(first_frames):
+    moved = RealityProfile.from_dict(
+        {"camera": {"offset_m": [0.003, -0.002, 0.002], "rotation_deg": [3.0, 3.0, -1.5]}},
+        name="moved_camera",
+    )
+    check = first_frames(moved)
+    assert not check["flagged"], check
+    assert check["camera_from_jaws"]["rms"] < check["camera_from_jaws"]["rms_nominal"]
+    # The same camera with the operator measuring from the base's back edge: flagged.
+    off = replace(moved, twin=replace(moved.twin, placement=PlacementParams((-0.039, 0.0))))
+    check = first_frames(off)
+    assert check["flagged"] and check["mean_offset_cm"][0] < -2.5
+
+
+def test_the_random_arm_calibration_benchmark_runs(tmp_path):
+    out = tmp_path / "result.json"
+    command = [
+        sys.executable,
+        str(ROOT / "benchmarks" / "bench_calibration.py"),
+        "--random",
+        "1",
+        "--first-seed",
+        "3",
+        "--poses",
+        "16",
+        "--out",
+        str(tmp_path / "arms"),
+        "--json",
+        str(out),
+    ]
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    result = json.loads(out.read_text())
+    fields = result["arms"][0]["fields"]
+    assert {"joints.zero_offset_deg", "servo.torque_limit_scale", "camera.rotation_deg"} <= set(
+        fields
+    )
+    assert result["summary"]["checks"]["arms"] == 1
+    assert "within 0.5 degrees" in finished.stdout
