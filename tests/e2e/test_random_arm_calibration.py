@@ -99,3 +99,14 @@ def test_the_random_arm_calibration_benchmark_runs(tmp_path):
     )
     assert result["summary"]["checks"]["arms"] == 1
     assert "within 0.5 degrees" in finished.stdout
+
+
+def test_a_session_on_two_marks_records_which_mark_each_pose_saw(tmp_path):
+    from realgap.diagnose.recording import SECOND_MARK_XY, CalibrationRecording
+
+    world = open_fake_world("Reach", RealityProfile.from_dict({}, name="plain"))
+    recording = record_calibration(world, poses=6, seed=0, second_mark=SECOND_MARK_XY)
+    marks = {tuple(xy) for xy in recording.cube_positions}
+    assert marks == {(0.2, 0.0), SECOND_MARK_XY} and len(recording.cube_positions) == 6
+    again = CalibrationRecording.load(recording.save(tmp_path / "rec.npz"))
+    assert (again.cube_positions == recording.cube_positions).all()

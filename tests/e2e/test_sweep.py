@@ -162,3 +162,60 @@ def test_a_profile_file_is_named_by_its_name_or_stem(tmp_path):
     assert world_label(str(named)) == "garage" and world_label(str(unnamed)) == "arm_4"
     assert world_label("typical_so101") == "typical_so101" and world_label("sim") == "sim"
     assert world_label(f"twin:{unnamed}") == "twin:arm_4"
+
+
+def test_an_interrupted_training_in_a_sweep_resumes_from_its_checkpoint(tmp_path):
+    """A sweep worker killed mid-training: the next attempt continues from the run's
+    checkpoint, keeping the rounds already trained, instead of starting over."""
+    import signal
+    import subprocess
+    import time
+
+    import torch
+
+    from realgap.sweep import jobs
+
+    spec = parse_sweep(
+        {
+            "name": "one",
+            "task": "Reach",
+            "seeds": [0],
+            "worlds": ["sim"],
+            "train": {"dagger_rounds": 8, "checkpoint_every_s": 0.001},
+            "setting": [{"name": "black", "randomization.background_value": [0.0, 0.0]}],
+        },
+        source="inline",
+    )
+    (run,) = spec.runs()
+    folder = tmp_path / "run"
+    code = (
+        "import sys, pickle; from realgap.sweep import jobs; "
+        "jobs.train_run(pickle.loads(bytes.fromhex(sys.argv[1])), sys.argv[2], quick=True)"
+    )
+    import pickle
+
+    worker = subprocess.Popen(
+        [sys.executable, "-c", code, pickle.dumps(run).hex(), str(folder)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    state = folder / "train" / "checkpoint" / "state.pt"
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        assert worker.poll() is None
+        try:
+            if state.exists() and torch.load(state, weights_only=False)["round"] >= 3:
+                break
+        except (EOFError, RuntimeError):
+            pass
+        time.sleep(0.05)
+    worker.send_signal(signal.SIGKILL)
+    worker.wait()
+    rows_before = (folder / "train" / "metrics.csv").read_text().splitlines()
+    result = jobs.train_run(run, folder, quick=True)
+    assert result["task"] == "Reach"
+    config = json.loads((folder / "train" / "config.json").read_text())
+    assert config["resume"] is False  # the config is the first attempt's: it resumed
+    rows_after = (folder / "train" / "metrics.csv").read_text().splitlines()
+    assert rows_after[: len(rows_before) - 1] == rows_before[:-1]  # the rounds kept
+    assert len([r for r in rows_after if r.startswith("student,")]) == 8

@@ -60,11 +60,11 @@ def diagnose_camera(
     geometry = geometry or fit_hand_eye(recording)
     frames = analysis_frames(recording.pose_frames)
     angles = recording.pose_readings - geometry.offsets_rad
-    cube = recording.cube_xy
+    cubes = recording.cube_positions  # the mark each pose saw
     twin = TwinCamera(recording.task, frames.shape[1:3])
     twin.set_camera(geometry.mount_offset_m, geometry.mount_rotation_deg, geometry.fov_delta_deg)
-    moved = np.array([twin.render(a, cube) for a in angles])
-    moved_labels = np.array([twin.labels(a, cube) for a in angles])
+    moved = np.array([twin.render(a, c) for a, c in zip(angles, cubes)])
+    moved_labels = np.array([twin.labels(a, c) for a, c in zip(angles, cubes)])
     response = fit_tone(frames, moved)
     # The cloth's colour, as the twin would have to paint its floor: the tone undone,
     # then the twin's lighting (how bright a floor painted grey renders here).
@@ -73,14 +73,15 @@ def diagnose_camera(
     if cloth.any():
         seen = undo_tone(frames[cloth].mean(axis=0) / 255, **response)
         twin.set_background((PROBE_GREY,) * 3)
-        probe = np.array([twin.render(a, cube) for a in angles])[cloth].mean(axis=0) / 255
+        probe = np.array([twin.render(a, c) for a, c in zip(angles, cubes)])
+        probe = probe[cloth].mean(axis=0) / 255
         twin.set_background((0.0, 0.0, 0.0))
         background = np.clip(seen * PROBE_GREY / np.maximum(probe, 1e-3), 0, 1)
     # The desk's own pattern where the frames saw it (wood grain, a mat's grid ...).
     desk = desk_texture_from(recording, geometry, twin, response, PROBE_GREY)
     twin.set_camera()
-    renders = np.array([twin.render(a, cube) for a in angles])
-    labels = np.array([twin.labels(a, cube) for a in angles])
+    renders = np.array([twin.render(a, c) for a, c in zip(angles, cubes)])
+    labels = np.array([twin.labels(a, c) for a, c in zip(angles, cubes)])
     twin.close()
 
     regions, jaw_cells = _regions(frames, renders, labels, policy_size)

@@ -57,10 +57,9 @@ def desk_texture_from(
     frames = analysis_frames(recording.pose_frames)
     shape = frames.shape[1:3]
     angles = recording.pose_readings - geometry.offsets_rad
-    cube = recording.cube_xy
     total = np.zeros((TEXELS, TEXELS, 3))
     count = np.zeros((TEXELS, TEXELS))
-    for frame, joints in zip(frames, angles):
+    for frame, joints, cube in zip(frames, angles, recording.cube_positions):
         labels = camera.labels(joints, cube)
         desk = (labels == 0) & ~jaw_mask(frame) & ~cube_mask(frame)
         camera.set_background((probe_grey,) * 3)

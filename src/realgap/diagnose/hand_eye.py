@@ -145,7 +145,7 @@ class _SilhouetteModel:
         self.jaw_targets = jaws[keep].astype(np.float32)
         self.cube_targets = cubes[keep].astype(np.float32)
         self.cube_centroids = np.array([centroid(cubes[i]) for i in keep]) if keep else None
-        self.cube_xy = recording.cube_xy
+        self.cube_positions = recording.cube_positions[keep]  # the mark each pose saw
         self.shape = frames.shape[1:3]
         self.supersample = supersample
         self.blur_px = 0.0
@@ -170,7 +170,7 @@ class _SilhouetteModel:
         offsets = np.append(np.deg2rad(x[:ARM_JOINTS]), 0.0)
         out = []
         for index, joints in enumerate(self.readings):
-            image = self.camera.render(joints - offsets, self.cube_xy)
+            image = self.camera.render(joints - offsets, self.cube_positions[index])
             pairs = [(jaw_mask(image), self.jaw_targets[index])]
             if not jaws_only:
                 pairs.append((cube_mask(image), self.cube_targets[index]))
@@ -243,7 +243,9 @@ def _fit(model: _SilhouetteModel, fine: _SilhouetteModel, bootstrap: int, seed: 
     height, width = model.shape
     coarse = TwinCamera(model.camera.task_name, (height, width))
     coarse.set_camera(x[5:8] / 1000, x[8:11], x[11])
-    offsets_rad, _, _ = fit_centroids(coarse, model.readings, model.cube_centroids, model.cube_xy)
+    offsets_rad, _, _ = fit_centroids(
+        coarse, model.readings, model.cube_centroids, model.cube_positions
+    )
     coarse.close()
     x[:ARM_JOINTS] = np.rad2deg(offsets_rad)
 
@@ -319,16 +321,19 @@ def _placement_spread(model: _SilhouetteModel, x: np.ndarray, base, jacobians) -
     a fraction of a millimetre of cube placement trades for about a degree of them."""
     normal = sum(j.T @ j for j in jacobians)
     inverse = np.linalg.pinv(normal)
-    cube = np.asarray(model.cube_xy, dtype=float)
+    cube = model.cube_positions.copy()
     variance = np.zeros(len(x))
-    for axis in range(2):
-        shifted = cube.copy()
-        shifted[axis] += PLACEMENT_SIGMA_M
-        model.cube_xy = tuple(shifted)
-        moved = model.per_pose(x)
-        model.cube_xy = tuple(cube)
-        gradient = sum(j.T @ (m - b) for j, m, b in zip(jacobians, moved, base))
-        variance += (inverse @ gradient) ** 2
+    # Each mark is set by hand on its own: its error moves only the poses that saw it.
+    for mark in np.unique(cube, axis=0):
+        on_mark = np.all(cube == mark, axis=1)
+        for axis in range(2):
+            shifted = cube.copy()
+            shifted[on_mark, axis] += PLACEMENT_SIGMA_M
+            model.cube_positions = shifted
+            moved = model.per_pose(x)
+            model.cube_positions = cube
+            gradient = sum(j.T @ (m - b) for j, m, b in zip(jacobians, moved, base))
+            variance += (inverse @ gradient) ** 2
     return np.sqrt(variance)
 
 

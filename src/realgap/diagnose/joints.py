@@ -40,20 +40,22 @@ def analysis_frames(frames: np.ndarray) -> np.ndarray:
 
 def fit_centroids(twin: TwinCamera, readings, observed, cube):
     """Joint offsets (radians, arm joints) that put the cube's projected centre where
-    it was seen; also the centroid RMS before and after, in pixels."""
+    it was seen; also the centroid RMS before and after, in pixels. ``cube``: one
+    position for every pose, or one per pose (a sweep over two marks)."""
+    cubes = np.broadcast_to(np.asarray(cube, dtype=float), (len(readings), 2))
 
     def bias(offsets: np.ndarray) -> np.ndarray:
         out = []
-        for joints in readings:
+        for joints, at in zip(readings, cubes):
             angles = joints - np.append(offsets, 0.0)
-            rendered = centroid(cube_mask(twin.render(angles, cube)))
-            projected = twin.project_cube(angles, cube)
+            rendered = centroid(cube_mask(twin.render(angles, at)))
+            projected = twin.project_cube(angles, at)
             out.append(np.zeros(2) if rendered is None else rendered - projected)
         return np.array(out)
 
     def residuals(offsets: np.ndarray, shift: np.ndarray) -> np.ndarray:
         full = np.append(offsets, 0.0)
-        predicted = np.array([twin.project_cube(j - full, cube) for j in readings])
+        predicted = np.array([twin.project_cube(j - full, at) for j, at in zip(readings, cubes)])
         return (predicted + shift - observed).ravel()
 
     offsets = np.zeros(5)

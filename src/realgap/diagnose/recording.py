@@ -3,10 +3,14 @@
 ``realgap calibrate record`` commands it (through :class:`SafeArm`, so the
 same limits apply as in deployment) and stores it as one ``.npz``:
 
-1. **Pose sweep.** A still cube at a known spot; the arm visits ``poses``
-   seeded poses around the start pose (wide on lift, elbow and wrist flex, the cube
-   always in view), settles, and at each one stores averaged joint readings and a
-   fresh full-resolution camera frame. The camera and joint-offset diagnostics use it.
+1. **Pose sweep.** A still cube on a printed mark; the arm visits seeded poses
+   around the start pose (wide on lift, elbow and wrist flex, the cube always in
+   view), settles, and at each one stores averaged joint readings and a fresh
+   full-resolution camera frame. The camera and joint-offset diagnostics use it.
+   Optionally (``second_mark``) the operator moves the cube to a second mark halfway
+   through: meant to separate lift and elbow zero errors, which near one extension
+   move the camera alike; on six random arms it did not make the fit more accurate
+   (docs/results/2026-12-05-calibration.md), so one mark stays the default.
 2. **Step responses.** From the start pose, each arm joint in turn steps twice by
    ``2 * step_rad`` (two commands, each below the safety layer's max step) and
    back, commanded at the control rate while the readings are sampled four times
@@ -55,7 +59,8 @@ class CalibrationRecording:
     task: str
     world: str
     cube_xy: tuple[float, float]
-    """Where the cube was placed for the pose sweep (arm frame, as the operator measured)."""
+    """Where the cube was placed for the pose sweep (arm frame, as the operator measured);
+    the first mark when there were two (``pose_cube_xy`` says which each pose saw)."""
     control_hz: float
     sample_hz: float
     step_rad: float
@@ -67,6 +72,14 @@ class CalibrationRecording:
     meta: dict = field(default_factory=dict)
     check_readings: np.ndarray | None = None  # (2, 6) at the start pose, before and after
     check_frames: np.ndarray | None = None  # (2, H, W, 3) the views there: did the cube move?
+    pose_cube_xy: np.ndarray | None = None  # (P, 2) the mark each pose saw (None: cube_xy)
+
+    @property
+    def cube_positions(self) -> np.ndarray:
+        """Where the cube was for each pose of the sweep, (P, 2)."""
+        if self.pose_cube_xy is not None:
+            return np.asarray(self.pose_cube_xy, dtype=float)
+        return np.tile(np.asarray(self.cube_xy, dtype=float), (len(self.pose_readings), 1))
 
     def save(self, path: str | Path) -> Path:
         path = Path(path)
@@ -90,6 +103,10 @@ class CalibrationRecording:
         return cls(**header, **arrays)
 
 
+SECOND_MARK_XY = (0.27, 0.05)
+"""The second mark of the pose sweep, arm frame: 7 cm farther and to the side."""
+
+
 def record_calibration(
     world: World,
     cube_xy: tuple[float, float] = (0.2, 0.0),
@@ -97,26 +114,35 @@ def record_calibration(
     step_rad: float = 0.05,
     control_hz: float = 15.0,
     seed: int = 0,
+    second_mark: tuple[float, float] | None = None,
 ) -> CalibrationRecording:
-    """Run the scripted calibration session on ``world`` and return the recording."""
+    """Run the scripted calibration session on ``world`` and return the recording; with
+    a ``second_mark`` (e.g. :data:`SECOND_MARK_XY`), half the poses see the cube there."""
     clock = world.clock
     start = robot.KEYFRAMES["start"]
-    readings, frames = [], []
+    readings, frames, seen = [], [], []
+    marks = [cube_xy] if second_mark is None else [cube_xy, second_mark]
+    counts = [poses] if second_mark is None else [poses - poses // 2, poses // 2]
     with at_start_pose(world) as arm:
         # The cube alone in view: a bin or lower object waits aside, as in the twin.
         aside = ASIDE_XY if make_task(world.task).has_target else None
-        world.place_scene(Spot("calibration", cube_xy, target_xy=aside, marked=True))
-        clock.sleep(SETTLE_S)
-        checks = [_view(world, arm)]
-        height, width = checks[0][1].shape[:2]
-        for pose in sweep_poses(world.task, poses, seed, cube_xy, aspect=width / height):
-            arm.move_to(pose)
+        checks = []
+        for index, (mark, count) in enumerate(zip(marks, counts)):
+            world.place_scene(Spot("calibration", mark, target_xy=aside, marked=True))
             clock.sleep(SETTLE_S)
-            readings.append(np.mean([arm.read_positions() for _ in range(5)], axis=0))
-            frames.append(world.camera.read_fresh(clock.now()).image)
-        arm.move_to(start)
-        clock.sleep(1.0)
-        checks.append(_view(world, arm))
+            if index == 0:
+                checks.append(_view(world, arm))
+                height, width = checks[0][1].shape[:2]
+            for pose in sweep_poses(world.task, count, seed + index, mark, aspect=width / height):
+                arm.move_to(pose)
+                clock.sleep(SETTLE_S)
+                readings.append(np.mean([arm.read_positions() for _ in range(5)], axis=0))
+                frames.append(world.camera.read_fresh(clock.now()).image)
+                seen.append(mark)
+            arm.move_to(start)
+            clock.sleep(1.0)
+            if index == 0:  # before the cube moves on: did the sweep knock it?
+                checks.append(_view(world, arm))
         writes, samples, sample_write = _step_responses(arm, clock, step_rad, control_hz)
     return CalibrationRecording(
         task=world.task,
@@ -130,9 +156,10 @@ def record_calibration(
         step_writes=np.array(writes),
         step_samples=np.array(samples),
         step_sample_write=np.array(sample_write),
-        meta={"seed": seed, "poses": poses},
+        meta={"seed": seed, "poses": poses, "marks": [list(mark) for mark in marks]},
         check_readings=np.array([readings for readings, _ in checks]),
         check_frames=np.array([frame for _, frame in checks]),
+        pose_cube_xy=np.array(seen, dtype=float),
     )
 
 

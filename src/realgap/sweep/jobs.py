@@ -64,12 +64,12 @@ def train_run(run: Run, folder: str | Path, quick: bool = False) -> dict:
     started = time.perf_counter()
     if run.recipe == "sac":
         args = sac.args_for_device("cpu", task=run.task, **(sac.QUICK if quick else {}))
-        args = replace(args, **common, **run.args_fields())
+        args = replace(args, **{**run.args_fields(), **common})
         summary = sac.main(args)
     else:
-        args = distill.args_for_task(
-            run.task, **(distill.QUICK if quick else {}), **run.args_fields(), **common
-        )
+        # The run's own fields over --quick's (a sweep may set dagger_rounds, say).
+        fields = {**(distill.QUICK if quick else {}), **run.args_fields(), **common}
+        args = distill.args_for_task(run.task, **fields)
         summary = distill.main(args)
     result = {**summary, "wall_seconds": round(time.perf_counter() - started, 1)}
     (folder / TRAINED).write_text(json.dumps(result, indent=2))
