@@ -1,5 +1,6 @@
 """Domain randomization is pure, seeded, and changes only what it names."""
 
+import tomllib
 from dataclasses import fields, replace
 from importlib import resources
 
@@ -91,6 +92,9 @@ def test_only_the_intended_field_changes(field, value, changed):
 def test_toml_round_trip_and_clear_errors(tmp_path):
     shipped = resources.files("realgap.sim") / "configs" / "randomization_default.toml"
     assert DomainRandomization.from_toml(str(shipped)) == DomainRandomization()
+    # The shipped file shows every width a user can set, so a new one is not hidden.
+    named = set(tomllib.loads(shipped.read_text())["randomization"])
+    assert named == {field.name for field in fields(DomainRandomization)} - {"centre"}
     bad = tmp_path / "bad.toml"
     bad.write_text("[randomization]\ncube_fricton_scale = [0.5, 1.0]\n")
     with pytest.raises(ValueError, match="cube_fricton_scale"):

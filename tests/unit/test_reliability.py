@@ -6,6 +6,7 @@ import logging
 import os
 import signal
 import threading
+from dataclasses import asdict
 
 import numpy as np
 import pytest
@@ -24,8 +25,10 @@ from realgap.policy.contract import ContractMismatch, PolicyContract
 from realgap.policy.loaders import load_runtime_policy
 from realgap.policy.networks import VisualPolicy
 from realgap.policy.onnx_policy import StaleExport, export_onnx
-from realgap.runs import check_writable_file, check_writable_folder, claim
+from realgap.runs import RunFolder, check_writable_file, check_writable_folder, claim
 from realgap.sim.calibration import Calibration, CalibrationError
+from realgap.train.checkpoint import check_resumable, field_defaults
+from realgap.train.distill import Args as DistillArgs
 
 CONTRACT = PolicyContract(
     task="Reach", image_size=16, control_hz=10.0, action_scale=(0.1, 0.1, 0.1, 0.1, 0.1, 0.2)
@@ -288,3 +291,16 @@ def test_duplicate_spot_names_are_refused(tmp_path):
     )
     with pytest.raises(ConfigError, match="unique"):
         load_layout(path)
+
+
+def test_a_run_started_before_an_argument_existed_resumes_at_its_default(tmp_path):
+    """An upgrade mid-run must not strand the run; another value still is refused."""
+    args = asdict(DistillArgs(task="Reach", out=str(tmp_path)))
+    run = RunFolder(tmp_path)
+    run.write_config("distill", {k: v for k, v in args.items() if k != "plateau_evals"})
+    defaults = field_defaults(DistillArgs)
+    check_resumable(run, "distill", args, defaults)
+    with pytest.raises(ConfigError, match="plateau_evals: the run has 0, now 5"):
+        check_resumable(run, "distill", {**args, "plateau_evals": 5}, defaults)
+    with pytest.raises(ConfigError, match="plateau_evals: the run has None, now 0"):
+        check_resumable(run, "distill", args)

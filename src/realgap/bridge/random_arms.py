@@ -51,7 +51,10 @@ RANGES: dict[str, tuple] = {
     "placement.offset_xy_m": (-0.04, 0.04),  # only with placement=True
 }
 DESK_VALUE = (0.0, 0.9)
-"""Desk or cloth brightness, black to white; warmth 0-0.6 (greys to wood browns)."""
+"""Desk or cloth brightness, black to white."""
+DESK_WARMTH = (0.0, 0.4)
+"""Greys to wood browns: light wood is about (0.5, 0.38, 0.24), warmth 0.3-0.4, its blue
+about 0.6 of its green; warmer is an orange paint, not a desk."""
 CUBE_RED = ((0.6, 0.95), (0.05, 0.2), (0.05, 0.2))
 """The cube stays red: the tasks, the cube mask and the policy are built around it."""
 
@@ -69,7 +72,7 @@ def sample_arm(
         value = rng.uniform(low, high, shape)
         return [round(float(v), 5) for v in value] if shape else round(float(value), 5)
 
-    value, warmth = rng.uniform(*DESK_VALUE), rng.uniform(0.0, 0.6)
+    value, warmth = rng.uniform(*DESK_VALUE), rng.uniform(*DESK_WARMTH)
     background = np.clip(value * np.array([1 + warmth, 1.0, 1 - warmth]), 0, 1)
     offsets = [*draw("joints.zero_offset_deg", 5), 0.0]
     sections: dict = {

@@ -72,6 +72,10 @@ silhouettes' coverage model and a point-sampled camera mask disagree there. Adde
 those two."""
 PLACEMENT_SIGMA_M = 0.0005
 """How well a cube is set on a printed mark by hand (one standard deviation per axis)."""
+MAX_SILHOUETTE_RMS = 0.1
+"""Silhouette mismatch (coverage, 0..1 per analysis pixel) above which the fit is not
+trusted: fits that found the arm sat at 0.03-0.05 on random arms; those at 0.16-0.47
+had read a yellow-orange desk as jaws and were degrees off with small stated errors."""
 MAX_CUBE_SHIFT_PX = 1.5
 """A cube that moved more than this during the sweep invalidates the fit."""
 BLUR_SCHEDULE_PX = (3.0, 1.0)
@@ -263,6 +267,13 @@ def _fit(model: _SilhouetteModel, fine: _SilhouetteModel, bootstrap: int, seed: 
     sigma = _uncertainty(fine, x, bootstrap, seed)
     offsets = [*map(float, x[:ARM_JOINTS]), 0.0]
     warnings = []
+    if after > MAX_SILHOUETTE_RMS:
+        warnings.append(
+            f"the twin's jaws and cube do not fit the camera's ({after:.2f} mismatch after the "
+            f"fit; a good fit is under {MAX_SILHOUETTE_RMS}): the masks may take the desk "
+            "for the jaws or the cube (a yellow, orange or red desk?); lay a grey or dark "
+            "cloth under the work area and record again"
+        )
     if np.abs(offsets).max() > PLAUSIBLE_OFFSET_DEG:
         warnings.append(
             f"offsets up to {np.abs(offsets).max():.0f} degrees are implausible for a "

@@ -98,12 +98,14 @@ class DomainRandomization:
     background_grey: Range = (0.0, 0.0)
     """Background grey floor: each channel is at least this; (0, 0) keeps the centre's
     colour (the black green-screen by default), e.g. (0, 0.12) for dark greys."""
-    background_value: Range = (0.0, 0.18)
-    """Desk or cloth brightness 0..1; (0, 0) keeps the centre's colour. With a range, each
-    episode's background is ``value * (1 + warmth, 1, 1 - warmth)``: greys and browns.
-    The default, from docs/diagnostics.md's width table: (0, 0.18) with warmth (0, 0.6)
-    bought about 50 points on a brown-cloth arm at no measurable cost to distilled Reach
-    policies; (0, 0.35) cost points on a near-black arm."""
+    background_value: Range = (0.0, 0.9)
+    """Desk or cloth brightness 0..1, black to white; (0, 0) keeps the centre's colour.
+    With a range, each episode's background is ``value * (1 + warmth, 1, 1 - warmth)``:
+    greys and browns. Chosen by ``sweeps/appearance_widths.toml`` together with
+    ``desk_texture_p = 0.5``: a light-wood desk went from 0% to 96% and a white webcam
+    desk from 2% to 98% (two Reach seeds, 54 trials each), at a cost on the black cloth
+    (docs/results/2026-12-05-appearance.md). Alone it was not enough: (0, 0.8) without
+    desk patterns took reference_pitfalls from 58% to 21% (one seed)."""
     background_warmth: Range = (0.0, 0.6)
     """How brown the drawn background is (0: grey; 0.5: a brown cloth)."""
     brightness: float = 0.2
@@ -118,7 +120,7 @@ class DomainRandomization:
     """Stack tasks: multiplies the lower object's size (the reference: 25-35 mm cubes)."""
     base_rgb_jitter: float = 0.15
     """Stack tasks: per-channel additive jitter of the lower object's colour."""
-    desk_texture_p: float = 0.0
+    desk_texture_p: float = 0.5
     """Fraction of episodes whose desk is one of the twin's patterns (wood grain, a
     weave, a cutting mat's grid, paper: :data:`realgap.sim.batch_render.DESK_BANK`)
     tinted by the drawn background colour; the rest are flat."""

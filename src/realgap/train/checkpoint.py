@@ -17,6 +17,8 @@ stops at once.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 import os
 import signal
@@ -46,7 +48,14 @@ IGNORED_FOR_RESUME = {
 """Args fields that may differ between a run and its resumption."""
 
 log = logging.getLogger(__name__)
-__all__ = ["Checkpointer", "StopSignals", "TrainingStopped", "check_resumable", "resume_state"]
+__all__ = [
+    "Checkpointer",
+    "StopSignals",
+    "TrainingStopped",
+    "check_resumable",
+    "field_defaults",
+    "resume_state",
+]
 
 
 class StopSignals:
@@ -121,6 +130,16 @@ class Checkpointer:
         self.writes += 1
         return True
 
+    def report(self) -> dict:
+        """How many checkpoints were written, the seconds they took and the disk the
+        last one holds (the summary records it: the overhead is meant to stay small)."""
+        size = sum(p.stat().st_size for p in self.folder.glob("*") if p.is_file())
+        return {
+            "writes": self.writes,
+            "seconds": round(self.seconds_writing, 2),
+            "megabytes": round(size / 1e6, 1),
+        }
+
     def load(self) -> dict:
         if not self.exists():
             raise ConfigError(f"{self.folder.parent}: no checkpoint to resume from")
@@ -151,11 +170,15 @@ def _atomic(path: Path, write) -> None:
         raise
 
 
-def check_resumable(run: RunFolder, recipe: str, values: dict) -> None:
+def check_resumable(
+    run: RunFolder, recipe: str, values: dict, defaults: dict | None = None
+) -> None:
     """Refuse to resume a run of another recipe or with other arguments, naming every
-    difference (what a checkpoint holds only continues the run it came from)."""
-    import json
+    difference (what a checkpoint holds only continues the run it came from).
 
+    An argument the run's config lacks was added to realgap after the run started; the
+    run behaved as its default, so it resumes when the argument still has ``defaults``'
+    value (an upgrade mid-run must not strand a week of training)."""
     config_file = run.file("config.json")
     if not config_file.is_file():
         raise ConfigError(f"{run.path}: no config.json: not a realgap training run")
@@ -164,7 +187,11 @@ def check_resumable(run: RunFolder, recipe: str, values: dict) -> None:
         raise ConfigError(
             f"{run.path}: a {saved.get('recipe')!r} run cannot be resumed as {recipe!r}"
         )
-    now = json.loads(json.dumps(values, default=str))
+    now = _as_json(values)
+    added_since = {
+        key: value for key, value in _as_json(defaults or {}).items() if key not in saved
+    }
+    saved = {**added_since, **saved}
     differences = [
         f"{key}: the run has {saved.get(key)!r}, now {now.get(key)!r}"
         for key in sorted(set(saved) | set(now))
@@ -176,10 +203,31 @@ def check_resumable(run: RunFolder, recipe: str, values: dict) -> None:
         )
 
 
-def resume_state(run: RunFolder, recipe: str, values: dict, checkpointer: Checkpointer) -> dict:
+def field_defaults(args_class: type) -> dict:
+    """Each field of a dataclass ``Args`` that has a default, with that default."""
+    defaults = {}
+    for field in dataclasses.fields(args_class):
+        if field.default is not dataclasses.MISSING:
+            defaults[field.name] = field.default
+        elif field.default_factory is not dataclasses.MISSING:
+            defaults[field.name] = field.default_factory()
+    return defaults
+
+
+def _as_json(values: dict) -> dict:
+    return json.loads(json.dumps(values, default=str))
+
+
+def resume_state(
+    run: RunFolder,
+    recipe: str,
+    values: dict,
+    checkpointer: Checkpointer,
+    defaults: dict | None = None,
+) -> dict:
     """The checkpoint to resume ``run`` from, after checking it is this run's and is not
     finished (a finished run has nothing to resume)."""
-    check_resumable(run, recipe, values)
+    check_resumable(run, recipe, values, defaults)
     if run.file("summary.json").exists():
         raise ConfigError(f"{run.path}: this run finished; nothing to resume")
     return checkpointer.load()

@@ -33,6 +33,7 @@ from realgap.train.checkpoint import (
     Checkpointer,
     StopSignals,
     TrainingStopped,
+    field_defaults,
     resume_hint,
     resume_state,
 )
@@ -314,7 +315,11 @@ def main(args: Args) -> dict:
         raise ConfigError(f"checkpoint_every_s must be positive, got {args.checkpoint_every_s}")
     run = RunFolder(args.out)
     checkpointer = Checkpointer(run, args.checkpoint_every_s)
-    saved = resume_state(run, "distill", asdict(args), checkpointer) if args.resume else None
+    saved = (
+        resume_state(run, "distill", asdict(args), checkpointer, field_defaults(Args))
+        if args.resume
+        else None
+    )
     if saved is None:
         run.write_config("distill", asdict(args))
     started = time.perf_counter() - (saved["elapsed_s"] if saved else 0.0)
@@ -358,6 +363,8 @@ def main(args: Args) -> dict:
         speeds=trained_speeds(args),
     )
     nominal.close()
+    summary["checkpoints"] = checkpointer.report()
+    run.write_json(runs.SUMMARY, summary)
     return summary
 
 

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 from rich.progress import Progress
 
+from realgap import runs
 from realgap.errors import ConfigError
 from realgap.runs import RunFolder
 from realgap.sim.batched_env import BatchedEnv
@@ -30,6 +31,7 @@ from realgap.train.checkpoint import (
     Checkpointer,
     StopSignals,
     TrainingStopped,
+    field_defaults,
     resume_hint,
     resume_state,
 )
@@ -176,7 +178,11 @@ def main(args: Args) -> dict:
         raise ConfigError(f"checkpoint_every_s must be positive, got {args.checkpoint_every_s}")
     run = RunFolder(args.out)
     checkpointer = Checkpointer(run, args.checkpoint_every_s)
-    saved = resume_state(run, "sac", asdict(args), checkpointer) if args.resume else None
+    saved = (
+        resume_state(run, "sac", asdict(args), checkpointer, field_defaults(Args))
+        if args.resume
+        else None
+    )
     if saved is None:
         run.write_config("sac", asdict(args))
     started = time.perf_counter() - (saved["elapsed_s"] if saved else 0.0)
@@ -291,6 +297,8 @@ def main(args: Args) -> dict:
         speeds=trained_speeds(args),
     )
     nominal.close()
+    summary["checkpoints"] = checkpointer.report()
+    run.write_json(runs.SUMMARY, summary)
     return summary
 
 
