@@ -43,12 +43,19 @@ def main() -> None:
     from realgap.policy.contract import PolicyContract
     from realgap.policy.networks import VisualPolicy
     from realgap.sim.twin import PlacementParams
+    from realgap.speed import TrainedSpeeds
 
     folder = Path(tempfile.mkdtemp())
     policy = save_policy(
         folder / "policy",
         VisualPolicy(),
-        PolicyContract("Reach", 16, 10.0, (0.1, 0.1, 0.1, 0.1, 0.1, 0.2)),
+        PolicyContract(
+            "Reach",
+            16,
+            10.0,
+            (0.1, 0.1, 0.1, 0.1, 0.1, 0.2),
+            speeds=TrainedSpeeds.of_ranges((10, 15), (0.15, 1.0)).to_dict(),
+        ),
     )
     layout = load_layout()
     rows = []

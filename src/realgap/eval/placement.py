@@ -126,7 +126,11 @@ def placement_check(
     accounted = (
         "with the measured camera mount"
         if mount_from_jaws is None
-        else "with the camera located from the jaws in the same frames"
+        # The jaws move with the camera, so they cannot see the encoders' zero errors: a
+        # few degrees on shoulder lift or elbow shift the cube's apparent place by 2-3 cm
+        # on random arms (docs/results/2026-12-05-calibration.md).
+        else "with the camera located from the jaws in the same frames but the joints' "
+        "zeros uncalibrated; a calibration tells their share from the operator's"
     )
     if twin is None:  # neither a calibration nor the jaws: say what it may be
         accounted = "with no calibration and no jaws in view: this may be the camera's mount"

@@ -36,12 +36,18 @@ from realgap.sim.scripted import ScriptedController
 from realgap.sim.tasks import make_task
 
 DEMO_RANDOMIZATION = replace(
-    DomainRandomization(), background_value=(0.0, 0.0), background_warmth=(0.0, 0.0)
+    DomainRandomization(),
+    background_value=(0.0, 0.0),
+    background_warmth=(0.0, 0.0),
+    desk_texture_p=0.0,
+    speed_p=0.0,
 )
 """The randomization of simulated demonstrations: the default, but on the black
-cloth. Behaviour cloning from tens of demonstrations cannot spread them over desk
-colours too: with the drawn backgrounds, the tiny chunked-BC test's policy (48 demos)
-fell to random in the black sim. A user's real demos bring their own desk anyway."""
+cloth and at one speed (a dataset has one fps: an episode drawn at 12 Hz would be
+replayed at the recorded rate and teach the wrong motion). Behaviour cloning from tens
+of demonstrations cannot spread them over desk colours too: with the drawn
+backgrounds, the tiny chunked-BC test's policy (48 demos) fell to random in the black
+sim. A user's real demos bring their own desk anyway."""
 
 
 def record_sim_demos(

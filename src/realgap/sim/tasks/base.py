@@ -206,6 +206,15 @@ def under_start_jaws(xy: np.ndarray, radius_m: float) -> np.ndarray:
     return np.linalg.norm(np.asarray(xy) - jaws, axis=1) < radius_m
 
 
+DARK_CLOTHS: dict = {"background_value": (0.0, 0.18), "desk_texture_p": 0.0}
+"""The desks of the grasping tasks' defaults: black and dark flat cloths, as before the
+light desks. At their shipped DAgger rounds the light desks cost these students most
+of the nominal sim (PickCube 84-91% -> 50%, PlaceCube 86-89% -> 20%, one seed, 64
+episodes); PickCube needed 32 rounds (346 s) to reach 83% again
+(docs/results/2026-12-05-appearance.md). A light desk is a ``--randomization`` file,
+or ``realgap adapt``, away."""
+
+
 class CanObject:
     """What handling an upright can instead of the cube changes, for any task: list it
     first among the bases (``class PickCan(CanObject, PickCube)``)."""

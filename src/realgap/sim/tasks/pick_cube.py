@@ -15,6 +15,7 @@ from typing import ClassVar
 import numpy as np
 
 from realgap.sim.tasks.base import (
+    DARK_CLOTHS,
     CanObject,
     SimState,
     Task,
@@ -34,6 +35,7 @@ class PickCube(Task):
     aliases = ("LiftCube",)
     config_type = PickCubeConfig
     instruction = "pick up the cube"
+    randomization: ClassVar[dict] = DARK_CLOTHS
     train_defaults: ClassVar[dict[str, dict]] = {
         # The scripted expert replaced a 2M-step PPO teacher: 91% against 97% (64
         # episodes each, intervals overlapping) in 403 s against 2,805 s on one
@@ -68,4 +70,5 @@ class PickCan(CanObject, PickCube):
 
     name = "PickCan"
     aliases = ("LiftCan",)
+    randomization: ClassVar[dict] = {**CanObject.randomization, **DARK_CLOTHS}
     instruction = "pick up the can"

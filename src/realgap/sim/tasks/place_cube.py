@@ -17,6 +17,7 @@ from typing import ClassVar
 import numpy as np
 
 from realgap.sim.tasks.base import (
+    DARK_CLOTHS,
     CanObject,
     SimState,
     Task,
@@ -37,6 +38,7 @@ class PlaceCube(Task):
     config_type = PlaceCubeConfig
     target_object = "bin"
     instruction = "put the cube in the bin"
+    randomization: ClassVar[dict] = DARK_CLOTHS
     train_defaults: ClassVar[dict[str, dict]] = {
         # A PPO teacher never learned to release in the bin (0% after 2.5M steps; with
         # warm starts from the expert it peaked near 75% and drifted): the student
@@ -89,6 +91,7 @@ class PlaceCan(CanObject, PlaceCube):
 
     name = "PlaceCan"
     instruction = "put the can in the bin"
+    randomization: ClassVar[dict] = {**CanObject.randomization, **DARK_CLOTHS}
     # After PlaceCube's 24 rounds the can's student judged 89% on 64 and 85% on 256 fresh
     # nominal episodes; with 40 rounds (best of ten evaluations kept) 91% on the same
     # 256, in 485 s (docs/training.md).

@@ -24,6 +24,7 @@ import numpy as np
 from realgap.errors import ConfigError
 from realgap.sim.tasks.base import (
     CAN_KEEP_OUT_M,
+    DARK_CLOTHS,
     SimState,
     Task,
     TaskConfig,
@@ -64,11 +65,7 @@ class StackCube(Task):
     instruction = "put the red cube on the blue cube"
     randomization: ClassVar[dict] = {
         "cube_friction_scale": (0.1, 1.0),
-        # The light desks were chosen on Reach, Pick and Place; the Stack students take
-        # 1-2 hours to train and were not retrained on them: they keep the dark cloths
-        # they were measured on (docs/results/2026-12-05-appearance.md).
-        "background_value": (0.0, 0.18),
-        "desk_texture_p": 0.0,
+        **DARK_CLOTHS,  # as every grasping task (base.DARK_CLOTHS says why)
     }
     train_defaults: ClassVar[dict[str, dict]] = {
         # Stacking is slow to learn by DAgger: StackCube's student scored 31% after 24
