@@ -154,6 +154,18 @@ def test_the_shipped_sweep_file_loads():
     assert len(spec.runs()) == 12 and spec.worlds[0] == "sim"
 
 
+def test_the_appearance_sweep_still_measures_what_its_results_page_reports():
+    """The defaults moved to its "desks" setting with 16 rounds; a setting that leaned
+    on the old defaults would now train something else than the page reports."""
+    spec = load_sweep("sweeps/appearance_widths.toml")
+    runs = {run.setting: run for run in spec.runs() if run.seed == 0}
+    before = runs["dark cloths (before)"]
+    assert before.randomization()["background_value"] == [0.0, 0.18]
+    assert before.randomization()["desk_texture_p"] == 0.0
+    assert all("dagger_rounds" in run.args_fields() for run in runs.values())
+    assert spec.speed == (15.0, 0.6) and len(runs) == 5
+
+
 def test_a_profile_file_is_named_by_its_name_or_stem(tmp_path):
     from realgap.sweep.spec import world_label
 
