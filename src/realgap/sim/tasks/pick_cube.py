@@ -3,7 +3,8 @@
 Task: close the jaws on the object and raise it ``lift_m`` above where it started.
 Randomizations: object position in the training square; start pose jitter; object
 mass, size, friction and colour, finger friction and all other fields of the
-domain-randomization config (PickCan: can sizes x0.85-1.15).
+domain-randomization config, on dark cloths (``DARK_CLOTHS``; PickCan: can sizes
+x0.85-1.15).
 Success: object grasped and at least ``lift_m`` above its start height.
 """
 

@@ -3,8 +3,8 @@
 Task: pick the object up and release it inside the bin.
 Randomizations: object position in the training square; bin placed
 ``bin_distance_m`` from the object at a random side angle (and inside reach);
-start pose jitter; the full domain-randomization config (PlaceCan: can sizes
-x0.85-1.15).
+start pose jitter; the full domain-randomization config, on dark cloths
+(``DARK_CLOTHS``; PlaceCan: can sizes x0.85-1.15).
 Success: object inside the bin's walls, resting (its bottom below half the rim's
 height) and released.
 """

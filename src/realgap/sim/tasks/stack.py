@@ -7,7 +7,7 @@ Randomizations: cube position in the training square; the lower object placed
 ``base_distance_m`` from the cube at a random side angle (inside reach), with a
 random yaw, size (x0.85-1.15) and colour jitter; cube friction x0.1-1.0 (the
 reference draws 0.1-0.5; the range keeps the nominal 1.0 inside it); start pose
-jitter; the full domain-randomization config.
+jitter; the full domain-randomization config, on dark cloths (``DARK_CLOTHS``).
 Success (the reference's): the cube within ``align_xy_m`` horizontally and
 ``align_z_m`` vertically of resting on the lower object, nearly still (under
 ``still_mps``), released (jaws commanded and actually open, standing in for the reference's
