@@ -33,12 +33,8 @@ def main() -> None:
 
     configure_rendering()
     configure_torch_threads()
-    from realgap.bridge.camera_lock import lock_camera
-    from realgap.bridge.env import DeployConfig
     from realgap.bridge.random_arms import sample_arm
-    from realgap.bridge.worlds import at_start_pose, open_fake_world
-    from realgap.eval.layout import load_layout
-    from realgap.eval.matched import evaluate
+    from realgap.eval.matched import fake_arm_placement_check
     from realgap.policy.checkpoint import save_policy
     from realgap.policy.contract import PolicyContract
     from realgap.policy.networks import VisualPolicy
@@ -57,7 +53,6 @@ def main() -> None:
             speeds=TrainedSpeeds.of_ranges((10, 15), (0.15, 1.0)).to_dict(),
         ),
     )
-    layout = load_layout()
     rows = []
     for seed in range(args.first_seed, args.first_seed + args.random):
         rng = np.random.default_rng(10_000 + seed)
@@ -68,21 +63,7 @@ def main() -> None:
             clean, twin=replace(clean.twin, placement=PlacementParams(offset_xy_m=offset))
         )
         for label, profile in (("none", clean), ("off", off)):
-            world = open_fake_world("Reach", profile)
-            with at_start_pose(world):
-                lock_camera(world.camera, folder=folder / "cameras")
-            result = evaluate(
-                policy,
-                "fake",
-                layout,
-                13,
-                open_world=lambda task, p=profile: open_fake_world(task, p),
-                # Two steps an episode: the check reads each episode's first frame.
-                deploy_config=DeployConfig(
-                    episode_steps=2, force_speed=True, lock_folder=folder / "cameras"
-                ),
-            )
-            check = result["placement_check"]
+            check = fake_arm_placement_check(policy, profile, folder)
             truth = offset if label == "off" else (0.0, 0.0)
             rows.append(
                 {

@@ -3,12 +3,8 @@ then (first frames of a matched evaluation on fake arms)."""
 
 import pytest
 
-from realgap.bridge.camera_lock import lock_camera
-from realgap.bridge.env import DeployConfig
 from realgap.bridge.profile import RealityProfile, load_profile, shipped_profiles
-from realgap.bridge.worlds import at_start_pose, open_fake_world
-from realgap.eval.layout import load_layout
-from realgap.eval.matched import evaluate
+from realgap.eval.matched import fake_arm_placement_check
 from realgap.policy.checkpoint import save_policy
 from realgap.policy.contract import PolicyContract
 from realgap.policy.networks import VisualPolicy
@@ -23,20 +19,7 @@ MOVED_CAMERA = {"camera": {"offset_m": [0.005, -0.004, 0.002], "rotation_deg": [
 
 def check(tmp_path, profile: RealityProfile, calibration: Calibration | None = None) -> dict:
     policy = save_policy(tmp_path / "policy", VisualPolicy(), CONTRACT)
-    world = open_fake_world("Reach", profile)
-    with at_start_pose(world):
-        lock_camera(world.camera, folder=tmp_path / "cams")
-    config = DeployConfig(lock_folder=tmp_path / "cams", episode_steps=1)
-    result = evaluate(
-        policy,
-        "fake",
-        load_layout(),
-        13,
-        open_world=lambda task: open_fake_world(task, profile),
-        deploy_config=config,
-        calibration=calibration,
-    )
-    return result["placement_check"]
+    return fake_arm_placement_check(policy, profile, tmp_path, calibration)
 
 
 @pytest.mark.parametrize(

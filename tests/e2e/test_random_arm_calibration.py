@@ -10,15 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from realgap.bridge.camera_lock import lock_camera
-from realgap.bridge.env import DeployConfig
 from realgap.bridge.profile import RealityProfile
 from realgap.bridge.random_arms import sample_arm
-from realgap.bridge.worlds import at_start_pose, open_fake_world
+from realgap.bridge.worlds import open_fake_world
 from realgap.diagnose.recording import record_calibration
 from realgap.diagnose.servos import identify_servos
-from realgap.eval.layout import load_layout
-from realgap.eval.matched import evaluate
+from realgap.eval.matched import fake_arm_placement_check
 from realgap.policy.checkpoint import save_policy
 from realgap.policy.contract import PolicyContract
 from realgap.policy.networks import VisualPolicy
@@ -51,27 +48,11 @@ def test_a_stiffness_the_recording_cannot_pin_down_is_stated_as_uncertain():
 
 @pytest.fixture(scope="module")
 def first_frames(tmp_path_factory):
-    """A matched evaluation that keeps only each episode's first frame (two steps)."""
+    """The placement check of a matched evaluation that keeps only first frames."""
     folder = tmp_path_factory.mktemp("placement")
     contract = PolicyContract("Reach", 16, 10.0, (0.1, 0.1, 0.1, 0.1, 0.1, 0.2))
-    policy = save_policy(folder / "policy", VisualPolicy(), contract)
-
-    def run(profile: RealityProfile) -> dict:
-        world = open_fake_world("Reach", profile)
-        with at_start_pose(world):
-            lock_camera(world.camera, folder=folder / "cameras")
-        config = DeployConfig(episode_steps=2, force_speed=True, lock_folder=folder / "cameras")
-        result = evaluate(
-            policy,
-            "fake",
-            load_layout(),
-            13,
-            open_world=lambda task: open_fake_world(task, profile),
-            deploy_config=config,
-        )
-        return result["placement_check"]
-
-    return run
+    save_policy(folder / "policy", VisualPolicy(), contract)
+    return lambda profile: fake_arm_placement_check(folder / "policy", profile, folder)
 
 
 def test_a_moved_camera_alone_never_blames_the_operator(first_frames):

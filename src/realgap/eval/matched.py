@@ -18,13 +18,17 @@ from pathlib import Path
 import numpy as np
 
 from realgap import runs
+from realgap.bridge.camera_lock import lock_camera
 from realgap.bridge.deploy import run_session
+from realgap.bridge.env import DeployConfig
+from realgap.bridge.profile import RealityProfile
 from realgap.bridge.recording import EpisodeRecorder
-from realgap.bridge.worlds import Spot
+from realgap.bridge.worlds import Spot, at_start_pose, open_fake_world
 from realgap.errors import ConfigError
-from realgap.eval.layout import Layout
+from realgap.eval.layout import Layout, load_layout
 from realgap.eval.placement import placement_check
 from realgap.eval.stats import rate
+from realgap.policy.folder import load_contract
 from realgap.policy.loaders import load_runtime_policy
 from realgap.runs import RunFolder, claim, episode_file
 from realgap.sim import robot
@@ -335,3 +339,32 @@ def world_tag_of(world_name: str) -> str:
     ``fake_typical_so101_calibrated``."""
     tag = world_name.replace(":", "_").replace(" (calibrated)", "_calibrated")
     return tag.replace(" (randomized)", "_randomized")
+
+
+def fake_arm_placement_check(
+    policy_folder: str | Path,
+    profile: RealityProfile,
+    folder: str | Path,
+    calibration: Calibration | None = None,
+    trials: int = 13,
+) -> dict:
+    """The placement check alone on a fake arm: its camera locked at the start pose (in
+    ``folder/cameras``), then a matched evaluation on the default layout whose episodes
+    stop after their first frames, at any speed the policy may have."""
+    folder = Path(folder)
+    world = open_fake_world(load_contract(policy_folder).task, profile)
+    with at_start_pose(world):
+        lock_camera(world.camera, folder=folder / "cameras")
+    result = evaluate(
+        policy_folder,
+        "fake",
+        load_layout(),
+        trials,
+        open_world=lambda task: open_fake_world(task, profile),
+        # Two steps an episode: the check reads each episode's first frame.
+        deploy_config=DeployConfig(
+            episode_steps=2, force_speed=True, lock_folder=folder / "cameras"
+        ),
+        calibration=calibration,
+    )
+    return result["placement_check"]
