@@ -2,6 +2,8 @@
 
 import os
 
+import pytest
+
 from realgap.runtime import configure_rendering, configure_torch_threads
 
 configure_rendering()
@@ -13,5 +15,8 @@ each worker holds its own torch and MuJoCo (about 0.5 GB), and the suite's longe
 files, not the core count, bound its time beyond a few workers."""
 
 
+# optionalhook: the LeRobot venv (tools/test-lerobot.sh) has no pytest-xdist, and pytest
+# refuses an unknown hook at collection (CI failed on exactly that).
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config):
     return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
