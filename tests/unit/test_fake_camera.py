@@ -3,14 +3,16 @@ a profile's room and sensor sections are validated like the rest of it."""
 
 from dataclasses import replace
 
+import cv2
 import numpy as np
 import pytest
 
+from realgap.bridge import fake_camera
 from realgap.bridge.appearance import Appearance, Desk, Lights, Sensor
 from realgap.bridge.camera_lock import DEFAULT_SETTINGS
 from realgap.bridge.profile import ProfileError, RealityProfile, load_profile
 from realgap.bridge.worlds import Spot, at_start_pose, open_fake_world
-from realgap.policy_io import camera_to_policy
+from realgap.policy_io import camera_to_policy, postprocess_batch
 from realgap.sim.camera_effects import (
     NoiseBank,
     add_sensor_noise,
@@ -66,6 +68,26 @@ def test_distortion_moves_a_point_by_the_models_amount():
     assert np.allclose(distort_points(centre[None], shape, fovy, k1, k2), centre)
 
 
+def test_the_lens_draws_the_sensor_frame_from_a_half_size_render():
+    # The fake camera renders at half the sensor's size; the lens's remap resamples it.
+    # A blob at an undistorted sensor position, drawn in the half-size render, must land
+    # where the radial model sends that position in the full-size frame.
+    shape, fovy, k1, k2, scale = (120, 160), 75.0, -0.12, 0.02, 0.5
+    point = np.array([[118.0, 33.0]])  # (x, y) in the sensor's undistorted pixels
+    expected = distort_points(point, shape, fovy, k1, k2)[0]
+    small = (round(shape[0] * scale), round(shape[1] * scale))
+    rows, columns = np.mgrid[0 : small[0], 0 : small[1]].astype(np.float32)
+    x, y = (point[0] + 0.5) * scale - 0.5  # pixel centres: i covers [i, i + 1)
+    render = np.exp(-((columns - x) ** 2 + (rows - y) ** 2) / (2 * 1.5**2)).astype(np.float32)
+    maps = distortion_maps(shape, fovy, k1, k2, source_scale=scale)
+    frame = cv2.remap(render, *maps, cv2.INTER_LINEAR)
+    assert frame.shape == shape
+    weight = np.where(frame > 0.2 * frame.max(), frame, 0.0)
+    rows, columns = np.mgrid[0 : shape[0], 0 : shape[1]]
+    found = np.array([(weight * columns).sum(), (weight * rows).sum()]) / weight.sum()
+    assert np.allclose(found, expected, atol=0.2), (found, expected)
+
+
 def test_jpeg_at_quality_10_differs_from_95_and_from_off():
     frame = desk_texture("cloth", (0.6, 0.3, 0.2), 0.6, 0.004, seed=1, size=128)
     off = jpeg_roundtrip(frame, 0)
@@ -111,7 +133,12 @@ def frame_of(profile: RealityProfile, spot=(0.2, 0.0)) -> np.ndarray:
 
 
 def test_the_shadow_darkens_the_desk_under_the_arm():
-    light_desk = {"camera": {"background_rgb": [0.8, 0.8, 0.8]}}
+    # Both through the camera's own chain (a sensor of its own), so they differ by the
+    # shadow alone.
+    light_desk = {
+        "camera": {"background_rgb": [0.8, 0.8, 0.8]},
+        "sensor": {"resolution": [256, 192]},
+    }
     lit = frame_of(RealityProfile.from_dict(light_desk))
     shadowed = frame_of(RealityProfile.from_dict({**light_desk, "lights": {"shadows": True}}))
     darker = lit.astype(int).sum(axis=2) - shadowed.astype(int).sum(axis=2)
@@ -208,3 +235,28 @@ def test_the_twins_vignetting_darkens_corners_more_than_the_centre():
     loss = (plain - dark).sum(axis=3)
     corners = loss[:, [0, 0, -1, -1], [0, -1, 0, -1]].mean()
     assert corners > 3 * max(loss[:, 6:10, 6:10].mean(), 1.0)
+
+
+def test_the_batch_area_downsample_is_each_images_own_box_mean():
+    # postprocess_batch downsamples the batch as one tall image; no box may mix images.
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, (5, 48, 64, 3), dtype=np.uint8)
+    images[1] = 255  # a white image between darker ones: a straddling box would show
+    ones, zeros = np.ones(5), np.zeros(5)
+    out = postprocess_batch(images, 8, ones, zeros, ones, ones, zeros, ones, zeros)
+    crop = images[:, :, 8:56]  # camera_to_policy's square; here the batch is already 48
+    expected = (images.astype(np.float64) / 255).reshape(5, 8, 6, 8, 8, 3).mean(axis=(2, 4))
+    assert out.shape == (5, 8, 8, 3) and crop.shape[2] == 48
+    assert np.abs(out.astype(int) - np.round(expected * 255)).max() <= 1
+    assert (out[1] == 255).all()
+
+
+def test_a_half_size_render_changes_the_policy_image_by_less_than_a_grey_level(monkeypatch):
+    # Why the fake camera may render at RESOLVED_FRACTION of its sensor: what the policy
+    # sees (16x16 of a 640x480 frame) hardly changes.
+    def policy_image(fraction):
+        monkeypatch.setattr(fake_camera, "RESOLVED_FRACTION", fraction)
+        return camera_to_policy(frame_of(load_profile("white_desk_webcam")), 16).astype(int)
+
+    half, full = policy_image(0.5), policy_image(1.0)
+    assert np.abs(half - full).mean() < 0.6  # 0.36 measured; a fifth-size render: 0.95

@@ -33,11 +33,14 @@ def distort_points(points: np.ndarray, shape, fovy_deg: float, k1: float, k2: fl
     return centre + focal * normal * (1 + k1 * r2 + k2 * r2**2)
 
 
-def distortion_maps(shape, fovy_deg: float, k1: float, k2: float, margin: float = 1.0):
+def distortion_maps(
+    shape, fovy_deg: float, k1: float, k2: float, margin: float = 1.0, source_scale: float = 1.0
+):
     """``cv2.remap`` maps that draw a distorted (height, width) frame from an undistorted
-    render of the same size whose field of view is ``margin`` times wider (in the
-    tangent: its focal length is the frame's over ``margin``), for barrel (k1 < 0)
-    lenses that see beyond the pinhole's frame. Returns (map_x, map_y)."""
+    render whose field of view is ``margin`` times wider (in the tangent: its focal
+    length is the frame's over ``margin``), for barrel (k1 < 0) lenses that see beyond
+    the pinhole's frame. The render is ``source_scale`` times the frame's size (the
+    remap then also resamples it). Returns (map_x, map_y)."""
     height, width = shape
     matrix = intrinsics(shape, fovy_deg)
     grid = np.stack(np.meshgrid(np.arange(width), np.arange(height)), axis=-1)
@@ -47,7 +50,9 @@ def distortion_maps(shape, fovy_deg: float, k1: float, k2: float, margin: float 
     undistorted = cv2.undistortPoints(grid, matrix, coefficients, P=matrix).reshape(-1, 2)
     centre = matrix[:2, 2]
     maps = (centre + (undistorted - centre) / margin).reshape(height, width, 2)
-    maps = maps.astype(np.float32)
+    # Pixel centres: pixel i of the frame covers [i, i + 1), so it is (i + 0.5) s - 0.5
+    # in a render s times its size.
+    maps = ((maps + 0.5) * source_scale - 0.5).astype(np.float32)
     return maps[..., 0], maps[..., 1]
 
 
@@ -96,10 +101,13 @@ def add_sensor_noise(linear: np.ndarray, read: float, shot: float, noise: np.nda
     if not read and not shot:
         return linear
     if shot:
-        spread = cv2.sqrt(np.maximum(linear, 0.0) * np.float32(shot**2) + np.float32(read**2))
-        linear += noise * spread
+        # OpenCV's fused arithmetic: half the time of the numpy expression at 640x480.
+        variance = cv2.addWeighted(linear, shot**2, linear, 0.0, read**2)
+        # A negative value has no photons (numpy: cv2.max's scalar is one channel's).
+        spread = cv2.sqrt(np.maximum(variance, np.float32(read**2), out=variance))
+        cv2.add(linear, cv2.multiply(noise, spread), dst=linear)
     else:
-        linear += noise * np.float32(read)
+        cv2.scaleAdd(noise, read, linear, dst=linear)
     return linear
 
 
