@@ -2,13 +2,16 @@
 camera, and a wrong origin caught.
 
 Usage: python benchmarks/bench_placement.py --random 30 [--first-seed 0] [--json out.json]
+       [--calibrations DIR]
 
 For each random arm (realgap.bridge.random_arms: camera mounts off by up to 3 mm and 3
 degrees, joint zero errors up to 3 degrees, no calibration applied), runs the matched
 evaluation's first frames on the default layout twice: once with the cube where the
 layout says, once with an operator whose positions are off by 2-4 cm in a random
 direction. Prints how often each is flagged as the operator's (the target: never, and
-at least 95%), and the apparent offsets.
+at least 95%), and the apparent offsets. With ``--calibrations DIR`` each arm's check
+uses its calibration, ``DIR/arm_<seed>/calibration.json`` (where
+``bench_calibration.py --random N --out DIR`` leaves them): the joints' zeros corrected.
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ def main() -> None:
     parser.add_argument("--random", type=int, default=30)
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--calibrations", type=Path, help="DIR/arm_<seed>/calibration.json for each arm"
+    )
     args = parser.parse_args()
 
     from realgap.runtime import configure_rendering, configure_torch_threads
@@ -38,6 +44,7 @@ def main() -> None:
     from realgap.policy.checkpoint import save_policy
     from realgap.policy.contract import PolicyContract
     from realgap.policy.networks import VisualPolicy
+    from realgap.sim.calibration import Calibration
     from realgap.sim.twin import PlacementParams
     from realgap.speed import TrainedSpeeds
 
@@ -62,8 +69,11 @@ def main() -> None:
         off = replace(
             clean, twin=replace(clean.twin, placement=PlacementParams(offset_xy_m=offset))
         )
+        calibration = None
+        if args.calibrations is not None:
+            calibration = Calibration.load(args.calibrations / f"arm_{seed}" / "calibration.json")
         for label, profile in (("none", clean), ("off", off)):
-            check = fake_arm_placement_check(policy, profile, folder)
+            check = fake_arm_placement_check(policy, profile, folder, calibration)
             truth = offset if label == "off" else (0.0, 0.0)
             rows.append(
                 {

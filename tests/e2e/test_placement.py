@@ -61,3 +61,16 @@ def test_shipped_profiles_are_flagged_only_where_the_operator_is_off(tmp_path, n
     if off:
         expected = 100 * abs(profile.twin.placement.offset_xy_m[0])
         assert abs(result["offset_cm"] - expected) < 0.6
+
+
+def test_a_calibration_without_the_camera_mount_still_locates_the_camera(tmp_path):
+    # A hand-eye fit that was refused (a desk the colour of the jaws) leaves the mount
+    # out of calibration.json; the check must then locate the camera from the jaws, not
+    # take the nominal mount and blame the operator for a moved camera (a random arm's
+    # calibration once read 4.9 cm that way).
+    servos_only = Calibration()
+    servos_only.measure("servo.kp_scale", 0.7, 0.05)
+    result = check(tmp_path, RealityProfile.from_dict(MOVED_CAMERA, name="moved"), servos_only)
+    assert result["flagged"] is False, result
+    assert "camera_from_jaws" in result and result["offset_cm"] < 2.0
+    assert "zeros uncalibrated" in result["camera"]

@@ -205,7 +205,7 @@ def run_adapt(
         task,
         results["before"]["episodes"],
         spots,
-        twin=calibration.twin(),
+        calibration=calibration,
         uncorrected_offsets_rad=calibration.joint_offsets_rad,
     )
     if placement.get("flagged"):

@@ -316,7 +316,7 @@ def evaluate(
                 contract.task,
                 finished,
                 spots,
-                twin=calibration.twin() if calibration is not None else None,
+                calibration=calibration,
             )
     except BaseException as error:
         if target is not None and run is not None:

@@ -11,11 +11,14 @@ layout's, across episodes, is reported in centimetres before any result.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from scipy.ndimage import gaussian_filter
 from scipy.optimize import least_squares
 
 from realgap.eval.stats import Z95
+from realgap.sim.calibration import Calibration
 from realgap.sim.render import decode_coverage
 from realgap.sim.twin import CameraParams, TwinParams
 from realgap.sim.twin_camera import TwinCamera
@@ -51,33 +54,44 @@ def locate_cube(camera: TwinCamera, joints, pixel, start=(0.2, 0.0)) -> np.ndarr
     return xy
 
 
+CAMERA_MOUNT_KEYS = ("camera.offset_m", "camera.rotation_deg", "camera.fov_deg_delta")
+"""What a calibration must hold for the check to take the camera's mount from it (a
+hand-eye fit that was refused leaves them out)."""
+
+
 def placement_check(
     task: str,
     episodes: list[dict],
     spots: list,
-    twin: TwinParams | None = None,
+    calibration: Calibration | None = None,
     uncorrected_offsets_rad=None,
 ) -> dict:
     """Offsets (cm) between where each episode's first frame shows the cube and where its
     spot says it is, and whether they are consistently off. ``episodes`` carry the
-    bridge's ``first_view``; ``spots`` are the matching layout spots. ``twin``: the
-    arm's measured camera mount (a moved camera shifts the cube's image as a wrong
-    origin does); ``uncorrected_offsets_rad``: measured joint zero errors the bridge
-    did not correct in these episodes (subtracted from their readings)."""
+    bridge's ``first_view``; ``spots`` are the matching layout spots. ``calibration``:
+    the arm's, for its camera mount (a moved camera shifts the cube's image as a wrong
+    origin does) where it measured one, and a placement offset already built into the
+    twin; ``uncorrected_offsets_rad``: measured joint zero errors the bridge did not
+    correct in these episodes (subtracted from their readings)."""
     offsets_rad = np.zeros(6) if uncorrected_offsets_rad is None else uncorrected_offsets_rad
+    measured = {} if calibration is None else calibration.values
+    twin = None if calibration is None else calibration.twin()
+    # An offset the arm's twin already holds (adapt measured it) is expected, not news.
+    known = np.zeros(2) if twin is None else np.asarray(twin.placement.offset_xy_m, dtype=float)
     mount_from_jaws = None
-    if twin is None:
-        # No calibration: where the jaws sit in the first frames says where the camera
-        # is on the gripper, so a moved camera is not read as a moved cube.
+    if not any(key in measured for key in CAMERA_MOUNT_KEYS):
+        # No camera mount measured (no calibration, or its hand-eye fit was refused):
+        # where the jaws sit in the first frames says where the camera is on the
+        # gripper, so a moved camera is not read as a moved cube.
         mount_from_jaws = camera_from_jaws(task, [e.get("first_view") or {} for e in episodes])
         if mount_from_jaws is not None:
             camera_params = CameraParams(
                 rotation_deg=tuple(mount_from_jaws["rotation_deg"]),
                 fov_deg_delta=mount_from_jaws["fov_deg_delta"],
             )
-            twin = TwinParams(camera=camera_params)
-    # An offset the arm's twin already holds (adapt measured it) is expected, not news.
-    known = np.zeros(2) if twin is None else np.asarray(twin.placement.offset_xy_m, dtype=float)
+            twin = replace(twin or TwinParams(), camera=camera_params)
+        else:
+            twin = None  # nothing says where the camera is
     camera, shape, offsets = None, None, []
     for episode, spot in zip(episodes, spots):
         view = episode.get("first_view") or {}
@@ -123,17 +137,24 @@ def placement_check(
         offset_cm=round(size, 2),
         flagged=size >= FLAG_CM and consistent,
     )
-    accounted = (
-        "with the measured camera mount"
+    camera_from = (
+        "the measured camera mount"
         if mount_from_jaws is None
-        # The jaws move with the camera, so they cannot see the encoders' zero errors: a
-        # few degrees on shoulder lift or elbow shift the cube's apparent place by 2-3 cm
-        # on random arms (docs/results/2026-12-05-calibration.md).
-        else "with the camera located from the jaws in the same frames but the joints' "
-        "zeros uncalibrated; a calibration tells their share from the operator's"
+        else "the camera located from the jaws in the same frames"
     )
+    # The jaws move with the camera, so they cannot see the encoders' zero errors: a few
+    # degrees on shoulder lift or elbow shift the cube's apparent place by 2-3 cm on
+    # random arms (docs/results/2026-12-05-calibration.md).
+    joints_from = (
+        "the joints' zeros calibrated"
+        if "joints.zero_offset_deg" in measured
+        else "the joints' zeros uncalibrated; a calibration tells their share from the operator's"
+    )
+    accounted = f"with {camera_from} and {joints_from}"
     if twin is None:  # neither a calibration nor the jaws: say what it may be
-        accounted = "with no calibration and no jaws in view: this may be the camera's mount"
+        accounted = (
+            "with no camera mount measured and no jaws in view: this may be the camera's mount"
+        )
     result["camera"] = accounted
     if result["flagged"]:
         result["note"] = (
