@@ -33,6 +33,7 @@ import numpy as np
 from rich.console import Console
 from rich.progress import Progress
 
+from realgap.adapt.decide import policy_to_keep, retrain_decision
 from realgap.adapt.progress import Steps
 from realgap.adapt.rig import load_rig
 from realgap.adapt.section import adapt_section, format_value
@@ -59,12 +60,9 @@ TEACHER_SECTIONS = ("cube", "fingers", "servo", "control", "placement")
 """What the privileged teacher's world is made of (physics, and where objects land); a
 camera change does not touch it."""
 RETRAIN_TEACHER_STEPS = 100_000
+"""PPO steps to fine-tune a reused teacher when the arm's physics differ."""
 PLATEAU_EVALS = 3
 """A retraining stops after this many evaluations in the arm's twin without a new best."""
-ALREADY_FINE = 0.05
-"""When the old policy in the arm's twin (with the bridge's calibration) scores within
-this of its own nominal success, nothing needs retraining: only the calibration."""
-"""PPO steps to fine-tune a reused teacher when the arm's physics differ."""
 
 
 @dataclass(frozen=True)
@@ -236,7 +234,9 @@ def run_adapt(
         f"budget {args.time_budget_s:.0f} s"
     )
     summary_file = Path(args.out) / "summary.json"
-    needed = retraining_needed(config, layout, trials, seen, arm_speed, run)
+    needed = retraining_needed(
+        config, layout, trials, seen, arm_speed, run, results["before"]["overall"]
+    )
     if not needed["retrain"]:
         console.print(f"[green]{needed['note']}[/]")
         trained, new_policy = {"skipped": needed}, Path(config.policy)
@@ -266,10 +266,17 @@ def run_adapt(
     )
     steps.finish("twin")
     gain = difference(results["after"]["overall"], results["before"]["overall"])
+    keep = policy_to_keep(
+        results["before"]["overall"],
+        results["after"]["overall"],
+        str(config.policy),
+        str(new_policy),
+    )
     summary = {
         "task": task,
         "policy": str(config.policy),
         "adapted_policy": str(new_policy),
+        "keep": keep,
         "world": results["after"]["world"],
         "before_world": results["before"]["world"],
         "before": results["before"]["overall"],
@@ -306,10 +313,12 @@ def run_adapt(
     return summary
 
 
-def retraining_needed(config: AdaptConfig, layout, trials: int, seen, speed, run) -> dict:
-    """Whether the arm's differences need a retraining: the old policy in the arm's
-    twin (with the bridge's calibration) against itself in the nominal twin, both at
-    the arm's speed. Within :data:`ALREADY_FINE`, the calibration alone closes the gap."""
+def retraining_needed(
+    config: AdaptConfig, layout, trials: int, seen, speed, run, before: dict
+) -> dict:
+    """Whether the arm's differences need a retraining (:func:`retrain_decision`): the
+    old policy in the arm's twin (with the bridge's calibration) and in the nominal
+    twin, both at the arm's speed, and ``before``, its result on the arm."""
     if config.quick:
         return {"retrain": True, "note": "quick run: retraining regardless"}
     common = dict(seed=config.seed, earlier="overwrite", speed=speed)
@@ -317,14 +326,11 @@ def retraining_needed(config: AdaptConfig, layout, trials: int, seen, speed, run
     twin = evaluate(
         config.policy, "sim", layout, trials, out=run.file("old_twin"), calibration=seen, **common
     )
-    at_home, on_arm = nominal["overall"]["success_rate"], twin["overall"]["success_rate"]
-    needed = on_arm < at_home - ALREADY_FINE
-    note = (
-        f"the old policy scores {on_arm:.0%} in the arm's twin and {at_home:.0%} in the "
-        "nominal twin: "
-        + ("retraining for the difference" if needed else "the calibration alone closes the gap")
+    return retrain_decision(
+        nominal["overall"]["success_rate"],
+        twin["overall"]["success_rate"],
+        before["success_rate"],
     )
-    return {"retrain": needed, "note": note, "nominal": at_home, "arm_twin": on_arm}
 
 
 def physics_changed(calibration: Calibration, sigmas: float = 2.0) -> list[str]:
@@ -435,6 +441,11 @@ def _print_result(console: Console, summary: dict) -> None:
         f"after: {after['success_rate']:.0%} {_ci(after['ci95'])} of {after['trials']}; "
         f"gain {gain['gap']:+.0%} {_ci(gain['ci95'])}"
     )
+    keep = summary["keep"]
+    if keep["adapted"]:
+        console.print(f"use: {keep['policy']}")
+    else:
+        console.print(f"[bold red]{keep['note']}[/]")
     console.print(f"adapt took {summary['total_seconds']:.0f} s ({summary['seconds']})")
 
 

@@ -37,6 +37,9 @@ def adapt_section(summary: dict, attribution: dict | None = None) -> str:
                 "for this operator's positions."
             )
         warning += "</p>"
+    keep = summary.get("keep") or {}  # (adapt.json from before the field: no advice)
+    if keep and not keep["adapted"]:
+        warning += f"<p class='bad'>{html.escape(keep['note'])}</p>"
     changed = ", ".join(summary["physics_changed"]) or "nothing"
     return f"""
 <h2>Closing the gap</h2>

@@ -1,0 +1,56 @@
+"""adapt's judgements, where the arm outranks its twin."""
+
+from realgap.adapt.decide import ALREADY_FINE, policy_to_keep, retrain_decision
+from realgap.adapt.section import adapt_section
+
+
+def test_no_retraining_for_a_loss_the_twin_predicts_but_the_arm_does_not_show():
+    # The random arm where adapt made things worse: its twin predicted 67% for an old
+    # policy that scored 100% on the arm (nominal 93%).
+    decision = retrain_decision(at_home=0.93, arm_twin=0.67, on_arm=1.0)
+    assert decision["retrain"] is False
+    assert "trust the arm" in decision["note"]
+
+
+def test_retraining_only_for_a_loss_both_the_twin_and_the_arm_show():
+    assert retrain_decision(0.93, 0.60, 0.50)["retrain"] is True
+    # The arm loses, the calibrated twin does not: the calibration alone closes it.
+    calibration_only = retrain_decision(0.93, 0.93 - ALREADY_FINE / 2, 0.50)
+    assert calibration_only["retrain"] is False
+    assert "calibration alone" in calibration_only["note"]
+    assert retrain_decision(0.93, 0.93, 0.95)["retrain"] is False
+
+
+def overall(rate: float, trials: int = 27) -> dict:
+    return {
+        "success_rate": rate,
+        "ci95": [max(0.0, rate - 0.2), min(1.0, rate + 0.1)],
+        "trials": trials,
+    }
+
+
+def test_an_adapted_policy_worse_on_the_arm_is_not_handed_back():
+    keep = policy_to_keep(overall(1.0), overall(0.81), "old/policy", "adapt/train/policy")
+    assert keep["policy"] == "old/policy" and keep["adapted"] is False
+    assert "81%" in keep["note"] and "100%" in keep["note"]
+    level = policy_to_keep(overall(0.89), overall(0.89), "old/policy", "adapt/train/policy")
+    assert level["policy"] == "adapt/train/policy" and level["adapted"] is True
+
+
+def test_the_report_says_to_keep_the_old_policy():
+    keep = policy_to_keep(overall(1.0), overall(0.81), "old/policy", "new/policy")
+    gap = {"gap": -0.19, "ci95": [-0.37, -0.02]}
+    summary = {
+        "before": overall(1.0),
+        "after": overall(0.81),
+        "twin": overall(0.89),
+        "before_world": "fake:a",
+        "world": "fake:a",
+        "policy": "old/policy",
+        "gain": gap,
+        "twin_minus_arm": gap,
+        "physics_changed": [],
+        "keep": keep,
+        "calibration": {"values": {}, "uncertainty": {}},
+    }
+    assert "keep the old policy" in adapt_section(summary)
