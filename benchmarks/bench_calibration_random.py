@@ -2,7 +2,8 @@
 mean what they say.
 
 Usage: python benchmarks/bench_calibration.py --random N [--first-seed 0] [--jobs 2]
-       [--json out.json]   (bench_calibration.py hands --random to this module)
+       [--json out.json] [--measured-cube] [--reuse-recordings]
+       (bench_calibration.py hands --random to this module)
 
 For each of N random arms (:func:`realgap.bridge.random_arms.sample_arm`, seeds
 first..first+N-1: no arm anyone tuned to), records a calibration session on the fake
@@ -11,6 +12,11 @@ truth. Prints, per field, the median and 90th-percentile absolute error and how 
 the truth lies within one and two reported standard deviations (an honest one
 standard deviation covers about 68%, two about 95%); then the issue's checks: joint
 offsets within 0.5 degrees, latency exact, torque cap within 15%.
+
+``--measured-cube`` gives the fit the cube's edge as a user with calipers would (the
+truth plus a seeded error of ``CALIPER_SIGMA_M``); without it the fit draws the twin's
+nominal cube. ``--reuse-recordings`` fits the recording already in ``OUT/arm_<seed>``
+where there is one (a new fit of the same session, in a fraction of the time).
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
+
+CALIPER_SIGMA_M = 0.0005
+"""A cube's edge measured by hand: half a millimetre (as rig.toml's default)."""
 
 FIELDS = {
     "joints.zero_offset_deg": lambda twin: list(twin.joints.zero_offset_deg[:5]),
@@ -36,7 +45,9 @@ FIELDS = {
 }
 
 
-def calibrate_one(seed: int, out: str, poses: int = 32) -> dict:
+def calibrate_one(
+    seed: int, out: str, poses: int = 32, measured_cube: bool = False, reuse: bool = False
+) -> dict:
     """Record and diagnose random arm ``seed``; the truth, the values and the sigmas."""
     from realgap.runtime import configure_rendering, configure_torch_threads
 
@@ -57,8 +68,14 @@ def calibrate_one(seed: int, out: str, poses: int = 32) -> dict:
     world = open_fake_world("Reach", profile, seed=seed)
     world.camera.apply_settings(lock.settings)
     started = time.perf_counter()
-    recording = record_calibration(world, poses=poses, seed=seed).save(folder / "recording.npz")
-    diagnose_recording(recording, folder)
+    recording = folder / "recording.npz"
+    if not (reuse and recording.is_file()):
+        record_calibration(world, poses=poses, seed=seed).save(recording)
+    cube_size = None
+    if measured_cube:
+        caliper = np.random.default_rng(50_000 + seed).normal(0.0, CALIPER_SIGMA_M)
+        cube_size = profile.twin.cube.size_m + caliper
+    diagnose_recording(recording, folder, cube_size_m=cube_size)
     calibration = Calibration.load(folder / "calibration.json")
     row = {"seed": seed, "seconds": round(time.perf_counter() - started, 1), "fields": {}}
     for key, truth_of in FIELDS.items():
@@ -135,11 +152,22 @@ def main(argv=None) -> None:
     parser.add_argument("--poses", type=int, default=32, help="pose-sweep poses per session")
     parser.add_argument("--out", type=Path, default=Path("runs/bench_calibration_random"))
     parser.add_argument("--json", type=Path, help="write every arm and the summary here")
+    parser.add_argument("--measured-cube", action="store_true", help="the fit knows the cube")
+    parser.add_argument("--reuse-recordings", action="store_true", help="refit OUT's sessions")
     args = parser.parse_args(argv)
     seeds = range(args.first_seed, args.first_seed + args.random)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         count = len(seeds)
-        rows = list(pool.map(calibrate_one, seeds, [str(args.out)] * count, [args.poses] * count))
+        rows = list(
+            pool.map(
+                calibrate_one,
+                seeds,
+                [str(args.out)] * count,
+                [args.poses] * count,
+                [args.measured_cube] * count,
+                [args.reuse_recordings] * count,
+            )
+        )
     summary = summarize(rows)
     header = ("field", "n", "median |err|", "p90 |err|", "<=1 sd", "<=2 sd")
     print("{:28s} {:>4s} {:>13s} {:>10s} {:>7s} {:>7s}".format(*header))

@@ -26,7 +26,9 @@ def diagnosed(tmp_path_factory):
     recording = folder / "recording.npz"
     args = ["calibrate", "record", "--world", "fake", "--profile", "diagnostics_check"]
     assert main([*args, "--out", str(recording)]) == 0
-    assert main(["diagnose", "all", str(recording), "--out", str(folder / "run")]) == 0
+    # The profile's cube is the nominal one, measured as such (the fit draws it so).
+    out = ["--out", str(folder / "run"), "--cube-size", "0.025"]
+    assert main(["diagnose", "all", str(recording), *out]) == 0
     return folder
 
 
@@ -42,6 +44,7 @@ def test_hidden_values_are_recovered(diagnosed):
     assert result["camera"]["exposure_gain_needed"] == pytest.approx(1.3, rel=0.10)
     assert result["servos"]["kp_scale"] == pytest.approx(0.5, rel=0.15)
     assert result["servos"]["latency_steps"] == 1
+    assert result["joints"]["cube_size_m"] == 0.025
     assert result["camera"]["offset_in_wobbles"] < 1 and not result["camera"]["warnings"]
     calibration = json.loads((diagnosed / "run" / "calibration.json").read_text())
     assert calibration["twin"]["servo"]["latency_steps"] == 1
@@ -69,6 +72,39 @@ def test_a_nominal_arm_shows_no_offsets(tmp_path):
     assert np.all(offsets < [0.5, 1.0, 1.0, 0.5, 0.5, 0.5]), fit.offsets_deg
     assert np.all(offsets <= 3 * np.array(fit.offsets_sigma_deg)), fit
     assert np.abs(fit.mount_offset_m).max() < 0.0005 and np.abs(fit.fov_delta_deg) < 0.5
+
+
+def test_the_twin_camera_draws_the_cube_at_its_measured_size():
+    camera = TwinCamera("Reach", (96, 128))
+    joints = np.asarray(robot.KEYFRAMES["start"])
+    try:
+        pixels = {}
+        for size in (0.025, 0.020):
+            camera.set_cube_size(size)
+            pixels[size] = (camera.labels(joints, (0.2, 0.0)) == 2).sum()
+            centre = camera.project_cube(joints, (0.2, 0.0))
+            pixels[size, "centre"] = centre
+    finally:
+        camera.close()
+    # A fifth smaller edge: about two thirds of the area, and the centre nearer the desk.
+    assert 0.5 < pixels[0.020] / pixels[0.025] < 0.8
+    assert not np.allclose(pixels[0.020, "centre"], pixels[0.025, "centre"], atol=0.3)
+
+
+@pytest.mark.slow  # two hand-eye fits, about a minute each
+def test_the_hand_eye_fit_told_the_cube_size_recovers_a_small_cube_arm(tmp_path):
+    # Random arms' cubes are 2.2-3.0 cm; drawn at the nominal 2.5 cm, a 3.0 cm cube read
+    # as 2.4 degrees on shoulder lift. Told its size, the fit is as good as on a nominal arm.
+    profile = tmp_path / "small_cube.toml"
+    profile.write_text('name = "small_cube"\n[cube]\nsize_m = 0.021\n')
+    recording = tmp_path / "small.npz"
+    args = ["calibrate", "record", "--world", "fake", "--profile", str(profile)]
+    assert main([*args, "--poses", "16", "--out", str(recording)]) == 0
+    session = CalibrationRecording.load(recording)
+    told = np.abs(fit_hand_eye(session, cube_size_m=0.021).offsets_deg[:5])
+    assumed = np.abs(fit_hand_eye(session).offsets_deg[:5])
+    assert np.all(told < [0.5, 1.0, 1.0, 0.5, 0.5]), told
+    assert told[1] + told[3] < assumed[1] + assumed[3], (told, assumed)
 
 
 def test_matching_at_the_rest_pose_warns(diagnosed):

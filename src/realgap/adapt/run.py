@@ -158,7 +158,11 @@ def run_adapt(
     if steps.finished("calibrate"):
         diagnosis = json.loads((run.file("calibration") / "diagnosis.json").read_text())
     else:
-        diagnosis = diagnose_recording(recording_path, run.file("calibration"), config.layout)
+        # The rig's measured cube is the one the hand-eye fit must draw.
+        cube_size = rig.get("cube.size_m", (None, None))[0]
+        diagnosis = diagnose_recording(
+            recording_path, run.file("calibration"), config.layout, cube_size
+        )
     calibration = Calibration.load(run.file("calibration") / "calibration.json")
     for key, (value, sigma) in rig.items():
         calibration.measure(key, value, sigma)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from realgap.cli.deploy import add_world_arguments
+from realgap.cli.diagnose import CUBE_SIZE_HELP
 
 
 def register(subparsers) -> None:
@@ -36,6 +37,8 @@ def register(subparsers) -> None:
     ):
         fit = sub.add_parser(name, help=text)
         fit.add_argument("recording", type=Path)
+        if name == "joints":
+            fit.add_argument("--cube-size", type=float, metavar="M", help=CUBE_SIZE_HELP)
         fit.add_argument(
             "--out",
             type=Path,
@@ -73,7 +76,7 @@ def run_fit(args) -> int:
     if args.action == "joints":
         from realgap.diagnose.hand_eye import fit_hand_eye
 
-        fit = fit_hand_eye(recording)
+        fit = fit_hand_eye(recording, cube_size_m=args.cube_size)
         for warning in fit.warnings:
             print(f"warning: {warning}")
         if not fit.warnings:

@@ -5,6 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+CUBE_SIZE_HELP = (
+    "the cube's edge in metres, measured (calipers): the hand-eye fit draws the cube at "
+    "this size (default: the twin's nominal 0.025; a cube 3 mm smaller reads as 1-2 "
+    "degrees on shoulder lift and wrist flex)"
+)
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -40,6 +46,7 @@ def register(subparsers) -> None:
     everything.add_argument("recording", type=Path)
     everything.add_argument("--out", type=Path, required=True, help="folder (e.g. a run folder)")
     everything.add_argument("--layout", type=Path)
+    everything.add_argument("--cube-size", type=float, metavar="M", help=CUBE_SIZE_HELP)
     everything.set_defaults(func=run_all)
     attribution = sub.add_parser(
         "attribute", help="points each measured difference costs (alone, and removed)"
@@ -115,7 +122,7 @@ def run_grasp(args) -> int:
 def run_all(args) -> int:
     from realgap.diagnose.run import diagnose_recording
 
-    result = diagnose_recording(args.recording, args.out, args.layout)
+    result = diagnose_recording(args.recording, args.out, args.layout, args.cube_size)
     summary = {k: result[k] for k in ("joints", "servos")}
     print(json.dumps(summary, indent=1, default=float))
     print(f"wrote {args.out / 'calibration.json'} and the report section in {args.out}")

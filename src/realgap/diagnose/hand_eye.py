@@ -147,7 +147,9 @@ class HandEyeFit:
 class _SilhouetteModel:
     """Residuals (twin coverage - camera mask) of jaws and cube over the usable poses."""
 
-    def __init__(self, recording: CalibrationRecording, supersample: int):
+    def __init__(
+        self, recording: CalibrationRecording, supersample: int, cube_size_m: float | None
+    ):
         frames = analysis_frames(recording.pose_frames)
         jaws = np.array([jaw_mask(f) for f in frames])
         cubes = np.array([cube_mask(f) for f in frames])
@@ -167,6 +169,8 @@ class _SilhouetteModel:
         self.blur_px = 0.0
         height, width = self.shape
         self.camera = TwinCamera(recording.task, (height * supersample, width * supersample))
+        if cube_size_m is not None:
+            self.camera.set_cube_size(cube_size_m)
 
     def set_mount(self, x: np.ndarray) -> None:
         self.camera.set_camera(x[5:8] / 1000, x[8:11], x[11])
@@ -220,10 +224,12 @@ def fit_hand_eye(
     bootstrap: int = 300,
     min_frames: int = 8,
     seed: int = 0,
+    cube_size_m: float | None = None,
 ) -> HandEyeFit:
     """Fit joint zero offsets and the camera mount together; see the module docstring.
-    ``supersample``: the twin's render scale in the coarse rounds and the final one."""
-    coarse, fine = (_SilhouetteModel(recording, scale) for scale in supersample)
+    ``supersample``: the twin's render scale in the coarse rounds and the final one.
+    ``cube_size_m``: the cube's measured edge (None: the twin's nominal cube)."""
+    coarse, fine = (_SilhouetteModel(recording, scale, cube_size_m) for scale in supersample)
     try:
         if len(coarse.keep) < min_frames:
             raise ConfigError(

@@ -23,13 +23,16 @@ DESK_TEXTURE = "desk.png"
 """The desk texture the calibration builds (the twin paints its floor with it)."""
 
 
-def diagnose_recording(recording_path: str | Path, out: str | Path, layout=None) -> dict:
-    """Joint offsets and camera mount together (hand-eye), then servos and the camera's
-    tone and background with them, plus frame and coverage checks. Writes
-    ``diagnosis.json``, ``calibration.json`` (every value with its standard
-    deviation) and ``diagnosis.section.html`` (which ``realgap report`` includes)."""
+def diagnose_recording(
+    recording_path: str | Path, out: str | Path, layout=None, cube_size_m: float | None = None
+) -> dict:
+    """Joint offsets and camera mount together (hand-eye, with the cube drawn at
+    ``cube_size_m`` when measured), then servos and the camera's tone and background with
+    them, plus frame and coverage checks. Writes ``diagnosis.json``, ``calibration.json``
+    (every value with its standard deviation) and ``diagnosis.section.html`` (which
+    ``realgap report`` includes)."""
     recording = CalibrationRecording.load(recording_path)
-    geometry = fit_hand_eye(recording)
+    geometry = fit_hand_eye(recording, cube_size_m=cube_size_m)
     # Implausible offsets mean a wrong premise; the servo and camera fits do better without.
     offsets = None if geometry.warnings else geometry.offsets_rad
     servos = identify_servos(recording, offsets)
@@ -38,6 +41,7 @@ def diagnose_recording(recording_path: str | Path, out: str | Path, layout=None)
         "offsets_deg": geometry.offsets_deg,
         "offsets_sigma_deg": geometry.offsets_sigma_deg,
         "frames_used": geometry.frames_used,
+        "cube_size_m": cube_size_m,  # None: the twin's nominal cube
         "silhouette_rms_before": geometry.silhouette_rms_before,
         "silhouette_rms_after": geometry.silhouette_rms_after,
         "warnings": geometry.warnings,

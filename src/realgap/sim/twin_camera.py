@@ -8,7 +8,15 @@ import numpy as np
 
 from realgap.sim import robot
 from realgap.sim.render import set_wrist_camera
-from realgap.sim.scene import ASIDE_XY, CUBE, FLOOR, TargetSlots, compile_scene, joint_ids
+from realgap.sim.scene import (
+    ASIDE_XY,
+    CUBE,
+    FLOOR,
+    SceneConfig,
+    TargetSlots,
+    compile_scene,
+    joint_ids,
+)
 from realgap.sim.tasks import make_task
 
 JAW_BODIES = (robot.GRIPPER_BODY, robot.MOVING_JAW_BODY)
@@ -39,6 +47,8 @@ class TwinCamera:
         self.jaw_geoms = {g for g in range(self.model.ngeom) if self.model.geom_bodyid[g] in bodies}
         self.cube_geom = self.model.geom(CUBE).id
         self.floor_geom = self.model.geom(FLOOR).id
+        self.nominal_cube = self.model.geom_size[self.cube_geom].copy()
+        self.cube_half_height = self.task.scene_config().object_half_height()
         self._set_target_aside()
 
     def _set_target_aside(self) -> None:
@@ -52,6 +62,15 @@ class TwinCamera:
         rotation = np.deg2rad(np.asarray(rotation_deg, dtype=float))
         set_wrist_camera(self.model, self.camera, self.nominal, offset_m, rotation, fov_delta_deg)
 
+    def set_cube_size(self, size_m: float) -> None:
+        """Draw the object at the arm's own size (``cube.size_m``, the box's edge; a can
+        scales with it as in the twin): a 2.2 cm cube seen as the nominal 2.5 cm one
+        moves its centre 1.5 mm and its outline, and the hand-eye fit pays for that in
+        shoulder-lift and wrist-flex degrees."""
+        scale = size_m / SceneConfig().cube_size_m
+        self.model.geom_size[self.cube_geom] = self.nominal_cube * scale
+        self.cube_half_height = self.task.scene_config().object_half_height() * scale
+
     def set_background(self, rgb) -> None:
         """Paint the floor (and the haze beyond it) ``rgb``, as the twin's background does."""
         self.model.geom_rgba[self.floor_geom, :3] = rgb
@@ -59,10 +78,9 @@ class TwinCamera:
 
     def _pose(self, joints, cube_xy) -> None:
         self.data.qpos[self.qadr] = joints
-        half = self.task.scene_config().object_half_height()
         self.data.qpos[self.cube_qadr : self.cube_qadr + 7] = [
             *robot.arm_to_sim(cube_xy),
-            half,
+            self.cube_half_height,
             1,
             0,
             0,
