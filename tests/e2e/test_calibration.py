@@ -53,6 +53,16 @@ def test_hidden_values_are_recovered(diagnosed):
     assert "Diagnosis" in page and "Joint zero offsets" in page
 
 
+def test_a_cube_size_in_millimetres_is_refused_in_one_line(diagnosed, capsys):
+    recording, out = diagnosed / "recording.npz", diagnosed / "mm.json"
+    argv = ["calibrate", "joints", str(recording), "--out", str(out), "--cube-size", "25"]
+    assert main(argv) != 0
+    printed = capsys.readouterr()
+    message = (printed.out + printed.err).strip().splitlines()
+    assert any("--cube-size: cube.size_m" in line for line in message), message
+    assert not out.exists()
+
+
 @pytest.mark.slow  # the same fits as `diagnose all` above, again through two commands
 def test_servo_and_joint_commands_update_one_calibration_file(diagnosed):
     recording, out = diagnosed / "recording.npz", diagnosed / "calibration.json"

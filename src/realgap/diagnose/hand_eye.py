@@ -42,7 +42,7 @@ from realgap.diagnose.joints import (
 from realgap.diagnose.recording import CalibrationRecording
 from realgap.errors import ConfigError
 from realgap.sim.render import centroid, cube_mask, jaw_mask
-from realgap.sim.twin import TwinParams
+from realgap.sim.twin import TwinParams, check_value
 from realgap.sim.twin_camera import TwinCamera
 
 ARM_JOINTS = 5
@@ -229,6 +229,8 @@ def fit_hand_eye(
     """Fit joint zero offsets and the camera mount together; see the module docstring.
     ``supersample``: the twin's render scale in the coarse rounds and the final one.
     ``cube_size_m``: the cube's measured edge (None: the twin's nominal cube)."""
+    if cube_size_m is not None:  # the twin's range check, which names unit slips
+        cube_size_m = check_value("--cube-size: cube.size_m", 0.025, cube_size_m, ConfigError)
     coarse, fine = (_SilhouetteModel(recording, scale, cube_size_m) for scale in supersample)
     try:
         if len(coarse.keep) < min_frames:
