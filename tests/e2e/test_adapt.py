@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from realgap.adapt.run import AdaptConfig, physics_changed, retrain_args
+from realgap.adapt.decide import physics_changed
+from realgap.adapt.run import AdaptConfig, retrain_args
 from realgap.bridge.profile import load_profile, shipped_profiles
 from realgap.cli import main
 from realgap.policy.checkpoint import load_policy, save_policy

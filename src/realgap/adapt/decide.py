@@ -1,13 +1,21 @@
-"""adapt's two judgements, where the arm outranks its twin: whether to retrain, and which
-policy to keep.
+"""adapt's judgements: which of the arm's differences the teacher must learn, and, where
+the arm outranks its twin, whether to retrain and which policy to keep.
 
-Both are pure functions of success rates, so they are tested without an arm. The twin
+They are pure functions of measurements, so they are tested without an arm. The twin
 of an arm is a model; the old policy's matched evaluation on the arm is a measurement.
 On a random arm the twin once predicted 67% for an old policy that scored 100% on the
 arm; adapt retrained for a loss that was not there and handed back a policy at 81%.
 """
 
 from __future__ import annotations
+
+import numpy as np
+
+from realgap.sim.calibration import Calibration
+
+TEACHER_SECTIONS = ("cube", "fingers", "servo", "control", "placement")
+"""What the privileged teacher's world is made of (physics, and where objects land); a
+camera change does not touch it."""
 
 ALREADY_FINE = 0.05
 """Within this of its own nominal success, a policy has no gap left to close."""
@@ -57,3 +65,22 @@ def policy_to_keep(before: dict, after: dict, old_policy: str, new_policy: str) 
             "wrong arm)"
         ),
     }
+
+
+def physics_changed(calibration: Calibration, sigmas: float = 2.0) -> list[str]:
+    """Measured values of the teacher's world (physics, placement) that differ from the
+    nominal twin by more than ``sigmas`` standard deviations (or at all, where none was
+    given)."""
+    nominal = Calibration().twin()
+    changed = []
+    for key, value in calibration.values.items():
+        section, name = key.split(".", 1)
+        if section not in TEACHER_SECTIONS:
+            continue
+        default = np.asarray(getattr(getattr(nominal, section), name), dtype=float)
+        sigma = np.asarray(calibration.uncertainty.get(key, 0.0), dtype=float)
+        if np.any(
+            np.abs(np.asarray(value, dtype=float) - default) > np.maximum(sigmas * sigma, 1e-9)
+        ):
+            changed.append(key)
+    return changed

@@ -33,10 +33,10 @@ import numpy as np
 from rich.console import Console
 from rich.progress import Progress
 
-from realgap.adapt.decide import policy_to_keep, retrain_decision
+from realgap.adapt.decide import physics_changed, policy_to_keep, retrain_decision
 from realgap.adapt.progress import Steps
 from realgap.adapt.rig import load_rig
-from realgap.adapt.section import adapt_section, format_value
+from realgap.adapt.section import adapt_section, calibration_lines, print_result
 from realgap.bridge.camera_lock import load_lock_if_any, lock_camera
 from realgap.bridge.env import DeployConfig
 from realgap.bridge.worlds import at_start_pose
@@ -56,9 +56,6 @@ from realgap.speed import DeploySpeed
 from realgap.train import distill
 from realgap.train.checkpoint import Checkpointer
 
-TEACHER_SECTIONS = ("cube", "fingers", "servo", "control", "placement")
-"""What the privileged teacher's world is made of (physics, and where objects land); a
-camera change does not touch it."""
 RETRAIN_TEACHER_STEPS = 100_000
 """PPO steps to fine-tune a reused teacher when the arm's physics differ."""
 PLATEAU_EVALS = 3
@@ -175,7 +172,7 @@ def run_adapt(
             "the joint and camera calibration was not applied (see the warnings above); "
             f"fix the cause and run again (the recording is kept: {recording_path})"
         )
-    console.print(_calibration_lines(calibration))
+    console.print(calibration_lines(calibration))
     steps.finish("calibrate")
 
     console.rule("3/5 the arm's twin: the old policy on the arm, where objects land")
@@ -313,7 +310,7 @@ def run_adapt(
     run.file("adapt.section.html").write_text(adapt_section(summary, attribution))
     report = build_report(config.out)
     console.print(f"report: {report}")
-    _print_result(console, summary)
+    print_result(console, summary)
     return summary
 
 
@@ -335,25 +332,6 @@ def retraining_needed(
         twin["overall"]["success_rate"],
         before["success_rate"],
     )
-
-
-def physics_changed(calibration: Calibration, sigmas: float = 2.0) -> list[str]:
-    """Measured values of the teacher's world (physics, placement) that differ from the
-    nominal twin by more than ``sigmas`` standard deviations (or at all, where none was
-    given)."""
-    nominal = Calibration().twin()
-    changed = []
-    for key, value in calibration.values.items():
-        section, name = key.split(".", 1)
-        if section not in TEACHER_SECTIONS:
-            continue
-        default = np.asarray(getattr(getattr(nominal, section), name), dtype=float)
-        sigma = np.asarray(calibration.uncertainty.get(key, 0.0), dtype=float)
-        if np.any(
-            np.abs(np.asarray(value, dtype=float) - default) > np.maximum(sigmas * sigma, 1e-9)
-        ):
-            changed.append(key)
-    return changed
 
 
 def placement_offset(check: dict) -> tuple[list[float], list[float]]:
@@ -425,36 +403,6 @@ def _teacher_of(policy: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
-
-
-def _calibration_lines(calibration: Calibration) -> str:
-    lines = []
-    for key, value in calibration.values.items():
-        sigma = calibration.uncertainty.get(key)
-        lines.append(
-            f"  {key} = {format_value(value)}"
-            + (f" ± {format_value(sigma)}" if sigma is not None else "")
-        )
-    return "\n".join(lines)
-
-
-def _print_result(console: Console, summary: dict) -> None:
-    before, after, gain = summary["before"], summary["after"], summary["gain"]
-    console.print(
-        f"before: {before['success_rate']:.0%} {_ci(before['ci95'])} of {before['trials']}; "
-        f"after: {after['success_rate']:.0%} {_ci(after['ci95'])} of {after['trials']}; "
-        f"gain {gain['gap']:+.0%} {_ci(gain['ci95'])}"
-    )
-    keep = summary["keep"]
-    if keep["adapted"]:
-        console.print(f"use: {keep['policy']}")
-    else:
-        console.print(f"[bold red]{keep['note']}[/]")
-    console.print(f"adapt took {summary['total_seconds']:.0f} s ({summary['seconds']})")
-
-
-def _ci(interval) -> str:
-    return f"({interval[0]:.0%} to {interval[1]:.0%})"
 
 
 def _plain(value):

@@ -1,11 +1,15 @@
-"""The report's "closing the gap" section for ``realgap adapt``."""
+"""What ``realgap adapt`` says: the report's "closing the gap" section and the console's
+lines."""
 
 from __future__ import annotations
 
 import html
 from pathlib import Path
 
+from rich.console import Console
+
 from realgap.diagnose.attribute import section_html as attribution_html
+from realgap.sim.calibration import Calibration
 
 
 def adapt_section(summary: dict, attribution: dict | None = None) -> str:
@@ -71,3 +75,38 @@ def format_value(value) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(f"{v:.3g}" for v in value) + "]"
     return f"{value:.3g}"
+
+
+def calibration_lines(calibration: Calibration) -> str:
+    """Every measured value with its standard deviation, one line each."""
+    lines = []
+    for key, value in calibration.values.items():
+        sigma = calibration.uncertainty.get(key)
+        lines.append(
+            f"  {key} = {format_value(value)}"
+            + (f" ± {format_value(sigma)}" if sigma is not None else "")
+        )
+    return "\n".join(lines)
+
+
+def print_result(console: Console, summary: dict) -> None:
+    """Before, after and the gain on the arm, which policy to use, and the time taken."""
+    before, after, gain = summary["before"], summary["after"], summary["gain"]
+    console.print(
+        f"before: {_rate_line(before)}; after: {_rate_line(after)}; "
+        f"gain {gain['gap']:+.0%} {_interval(gain['ci95'])}"
+    )
+    keep = summary["keep"]
+    if keep["adapted"]:
+        console.print(f"use: {keep['policy']}")
+    else:
+        console.print(f"[bold red]{keep['note']}[/]")
+    console.print(f"adapt took {summary['total_seconds']:.0f} s ({summary['seconds']})")
+
+
+def _rate_line(result: dict) -> str:
+    return f"{result['success_rate']:.0%} {_interval(result['ci95'])} of {result['trials']}"
+
+
+def _interval(interval) -> str:
+    return f"({interval[0]:.0%} to {interval[1]:.0%})"
