@@ -85,9 +85,10 @@ what they turned out to be: on 30 random arms (``benchmarks/bench_calibration.py
 JOINT_MODEL_FLOOR_DEG = 0.3
 """Added in quadrature to every joint offset's sigma: on the same 30 arms the joints'
 truth lay within the stated two sigma 85% of the time (honest: 95%); the twin's jaws
-and the camera's differ by more than the bootstrap over poses can see. Not enough for
-shoulder lift: on eight held-out arms it was 1.5 degrees off on average, traded against
-wrist flex, with a stated sigma of about 0.7 (the joints: 62% within one sigma)."""
+and the camera's differ by more than the bootstrap over poses can see. Chosen while the
+fit drew every cube at the nominal size, which biased shoulder lift by 0.66 degrees per
+millimetre of cube; with the cube measured (``cube_size_m``) the joints' truth lay within
+one sigma 90-93% of the time, so this floor is now wider than it needs to be."""
 MAX_CUBE_SHIFT_PX = 1.5
 """A cube that moved more than this during the sweep invalidates the fit."""
 BLUR_SCHEDULE_PX = (3.0, 1.0)
@@ -230,7 +231,9 @@ def fit_hand_eye(
     ``supersample``: the twin's render scale in the coarse rounds and the final one.
     ``cube_size_m``: the cube's measured edge (None: the twin's nominal cube)."""
     if cube_size_m is not None:  # the twin's range check, which names unit slips
-        cube_size_m = check_value("--cube-size: cube.size_m", 0.025, cube_size_m, ConfigError)
+        cube_size_m = check_value(
+            "--cube-size: cube.size_m", TwinParams().cube.size_m, cube_size_m, ConfigError
+        )
     coarse, fine = (_SilhouetteModel(recording, scale, cube_size_m) for scale in supersample)
     try:
         if len(coarse.keep) < min_frames:

@@ -48,7 +48,8 @@ class TwinCamera:
         self.cube_geom = self.model.geom(CUBE).id
         self.floor_geom = self.model.geom(FLOOR).id
         self.nominal_cube = self.model.geom_size[self.cube_geom].copy()
-        self.cube_half_height = self.task.scene_config().object_half_height()
+        self.nominal_half_height = self.task.scene_config().object_half_height()
+        self.cube_half_height = self.nominal_half_height
         self._set_target_aside()
 
     def _set_target_aside(self) -> None:
@@ -69,7 +70,7 @@ class TwinCamera:
         shoulder-lift and wrist-flex degrees."""
         scale = size_m / SceneConfig().cube_size_m
         self.model.geom_size[self.cube_geom] = self.nominal_cube * scale
-        self.cube_half_height = self.task.scene_config().object_half_height() * scale
+        self.cube_half_height = self.nominal_half_height * scale
 
     def set_background(self, rgb) -> None:
         """Paint the floor (and the haze beyond it) ``rgb``, as the twin's background does."""
