@@ -14,6 +14,10 @@ allow the same joint travel as a training episode runs ``training_steps /
 action_fraction`` steps (:func:`episode_steps_at`). In seconds, that is the training
 episode's duration scaled by the ratio of the joint speeds.
 
+The fraction slows the arm, not the gripper: the gripper's step never falls below
+:data:`GRIPPER_MIN_FRACTION` of training's (:func:`step_fractions`), in training's
+speed draws, in the sim and on the arm alike.
+
 This module sits at the bottom of the package (it imports only numpy and the errors),
 so the sim, the policy contract and the bridge share one definition.
 """
@@ -22,6 +26,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+import numpy as np
 
 from realgap.errors import ConfigError
 
@@ -35,6 +41,15 @@ DEFAULT_TRAINED_FRACTION = (0.15, 1.0)
 """Fractions of the action scale training draws from by default."""
 
 
+GRIPPER_MIN_FRACTION = 0.6
+"""The gripper's step is never slowed below this fraction of the training scale. A slow
+deploy exists to slow the arm's motion; a gripper slowed with it closes five times
+slower, and the policy lifts before its grip has built up: StackCube at 15 Hz x 0.15
+read 19% on ``typical_so101`` (soft servos, a heavier, slipperier cube) with the
+gripper slowed and 74% with it at 0.6 (docs/results/2026-12-05-deploy-speeds.md).
+0.6 of training's 0.2 rad is the safety layer's default gripper step, 0.12 rad."""
+
+
 class SpeedError(ConfigError):
     """A deployment speed outside what the policy was trained for (the message says
     which, and how to force it)."""
@@ -46,6 +61,16 @@ def episode_steps_at(training_steps: int, action_fraction: float) -> int:
     if not (math.isfinite(action_fraction) and action_fraction > 0):
         raise ConfigError(f"action fraction must be positive, got {action_fraction}")
     return math.ceil(training_steps / action_fraction - 1e-9)
+
+
+def step_fractions(action_fraction) -> np.ndarray:
+    """Each joint's fraction of the training action scale at ``action_fraction`` (a
+    number, or one per episode: shape (..., 6)): the five arm joints move at the
+    fraction, the gripper at no less than :data:`GRIPPER_MIN_FRACTION`."""
+    fraction = np.asarray(action_fraction, dtype=float)[..., None]
+    out = np.repeat(fraction, 6, axis=-1)
+    out[..., 5] = np.maximum(out[..., 5], GRIPPER_MIN_FRACTION)
+    return out
 
 
 @dataclass(frozen=True)

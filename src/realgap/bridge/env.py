@@ -26,7 +26,7 @@ from realgap.errors import ConfigError
 from realgap.policy.contract import ContractMismatch, PolicyContract
 from realgap.policy_io import camera_to_policy, decode_action, policy_observation
 from realgap.sim import robot
-from realgap.speed import DeploySpeed, episode_steps_at, resolve_speed
+from realgap.speed import DeploySpeed, episode_steps_at, resolve_speed, step_fractions
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,10 @@ class RealWorldEnv:
                 log.warning(warning)
         self.config = config
         self.clock = clock or arm.clock
-        self.step_scale = np.asarray(contract.action_scale) * self.config.action_scale
+        # The fraction slows the arm; the gripper keeps a grasp-building pace (speed.py).
+        self.step_scale = np.asarray(contract.action_scale) * step_fractions(
+            self.config.action_scale
+        )
         self.target = np.asarray(self.config.start_pose, dtype=float)
         self.first_frame: Frame | None = None
         self.settled_at = float("nan")

@@ -173,6 +173,7 @@ def run(args) -> int:
     from realgap.policy.checkpoint import load_contract
     from realgap.runs import claim
     from realgap.sim.tasks import make_task
+    from realgap.speed import step_fractions
 
     check_arguments(args)
     console = Console()
@@ -203,9 +204,14 @@ def run(args) -> int:
         console.print(f"[yellow]{warning}[/]")
     rate = contract.control_hz if contract.action_mode == "absolute" else config.control_hz
     scale = 1.0 if contract.action_mode == "absolute" else config.action_scale
+    gripper = (
+        ""
+        if contract.action_mode == "absolute"
+        else (f" (the gripper {step_fractions(scale)[5]:g})")
+    )
     console.print(
         f"{contract.task} on {world.name}: {args.episodes} episodes at {rate:g} Hz, "
-        f"{scale:g} of the training action scale"
+        f"{scale:g} of the training action scale{gripper}"
     )
     summary = run_session(
         world,

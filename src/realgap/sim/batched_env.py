@@ -54,7 +54,7 @@ from realgap.sim.scene import CUBE, TargetSlots, joint_ids
 from realgap.sim.tasks import SimState, Task, make_task
 from realgap.sim.tasks.base import TaskConfig
 from realgap.sim.twin import ControlParams, TwinParams
-from realgap.speed import episode_steps_at
+from realgap.speed import episode_steps_at, step_fractions
 
 STATE_DIM = 12
 
@@ -171,8 +171,11 @@ class BatchedEnv:
     @property
     def action_scale(self) -> np.ndarray:
         """Each env's largest move per step and joint, (n, 6): the task's scale times
-        its episode's action fraction."""
-        return np.asarray(self.config.action_scale)[None, :] * self.params.action_fraction[:, None]
+        its episode's action fraction (the gripper's never below
+        :data:`~realgap.speed.GRIPPER_MIN_FRACTION`)."""
+        return np.asarray(self.config.action_scale)[None, :] * step_fractions(
+            self.params.action_fraction
+        )
 
     # -- reset ------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> tuple[dict, dict]:
