@@ -11,8 +11,9 @@ import pytest
 
 from realgap.cli import main
 from realgap.diagnose.camera import diagnose_camera
-from realgap.diagnose.hand_eye import HandEyeFit, fit_hand_eye
+from realgap.diagnose.hand_eye import MEASURED_CUBE_SIGMA_M, HandEyeFit, fit_hand_eye
 from realgap.diagnose.recording import CalibrationRecording
+from realgap.errors import ConfigError
 from realgap.sim import robot
 from realgap.sim.twin import TwinParams
 from realgap.sim.twin_camera import TwinCamera
@@ -45,6 +46,7 @@ def test_hidden_values_are_recovered(diagnosed):
     assert result["servos"]["kp_scale"] == pytest.approx(0.5, rel=0.15)
     assert result["servos"]["latency_steps"] == 1
     assert result["joints"]["cube_size_m"] == 0.025
+    assert result["joints"]["cube_size_sigma_m"] == MEASURED_CUBE_SIGMA_M
     assert result["camera"]["offset_in_wobbles"] < 1 and not result["camera"]["warnings"]
     calibration = json.loads((diagnosed / "run" / "calibration.json").read_text())
     assert calibration["twin"]["servo"]["latency_steps"] == 1
@@ -61,6 +63,12 @@ def test_a_cube_size_in_millimetres_is_refused_in_one_line(diagnosed, capsys):
     message = (printed.out + printed.err).strip().splitlines()
     assert any("--cube-size: cube.size_m" in line for line in message), message
     assert not out.exists()
+
+
+def test_a_cube_size_uncertainty_in_millimetres_is_refused(diagnosed):
+    recording = CalibrationRecording.load(diagnosed / "recording.npz")
+    with pytest.raises(ConfigError, match=re.escape("half a millimetre is 0.0005")):
+        fit_hand_eye(recording, cube_size_m=0.025, cube_size_sigma_m=0.5)
 
 
 @pytest.mark.slow  # the same fits as `diagnose all` above, again through two commands
@@ -104,17 +112,22 @@ def test_the_twin_camera_draws_the_cube_at_its_measured_size():
 @pytest.mark.slow  # two hand-eye fits, about a minute each
 def test_the_hand_eye_fit_told_the_cube_size_recovers_a_small_cube_arm(tmp_path):
     # Random arms' cubes are 2.2-3.0 cm; drawn at the nominal 2.5 cm, a 3.0 cm cube read
-    # as 2.4 degrees on shoulder lift. Told its size, the fit is as good as on a nominal arm.
+    # as 2.4 degrees on shoulder lift. Told its size, the fit is as good as on a nominal arm;
+    # not told, its stated sigmas carry an unmeasured cube's size and still cover the truth.
     profile = tmp_path / "small_cube.toml"
     profile.write_text('name = "small_cube"\n[cube]\nsize_m = 0.021\n')
     recording = tmp_path / "small.npz"
     args = ["calibrate", "record", "--world", "fake", "--profile", str(profile)]
     assert main([*args, "--poses", "16", "--out", str(recording)]) == 0
     session = CalibrationRecording.load(recording)
-    told = np.abs(fit_hand_eye(session, cube_size_m=0.021).offsets_deg[:5])
-    assumed = np.abs(fit_hand_eye(session).offsets_deg[:5])
+    told_fit, assumed_fit = fit_hand_eye(session, cube_size_m=0.021), fit_hand_eye(session)
+    told = np.abs(told_fit.offsets_deg[:5])
+    assumed = np.abs(assumed_fit.offsets_deg[:5])
     assert np.all(told < [0.5, 1.0, 1.0, 0.5, 0.5]), told
     assert told[1] + told[3] < assumed[1] + assumed[3], (told, assumed)
+    assumed_sigma = np.array(assumed_fit.offsets_sigma_deg[:5])
+    assert np.all(assumed <= 2 * assumed_sigma), (assumed, assumed_sigma)
+    assert told_fit.offsets_sigma_deg[1] < assumed_sigma[1]
 
 
 def test_matching_at_the_rest_pose_warns(diagnosed):

@@ -156,9 +156,9 @@ def run_adapt(
         diagnosis = json.loads((run.file("calibration") / "diagnosis.json").read_text())
     else:
         # The rig's measured cube is the one the hand-eye fit must draw.
-        cube_size = rig.get("cube.size_m", (None, None))[0]
+        cube_size, cube_sigma = rig.get("cube.size_m", (None, None))
         diagnosis = diagnose_recording(
-            recording_path, run.file("calibration"), config.layout, cube_size
+            recording_path, run.file("calibration"), config.layout, cube_size, cube_sigma
         )
     calibration = Calibration.load(run.file("calibration") / "calibration.json")
     for key, (value, sigma) in rig.items():

@@ -22,8 +22,9 @@ Levenberg-Marquardt on the jaw and cube silhouettes together (rendered
 poses, take one Gauss-Newton step, repeat; poses, not pixels, are the independent
 draws) combined with a resolution floor, because the bootstrap alone cannot see
 that the camera's masks and the twin's differ systematically at their edges, and
-with the spread a hand-placed cube (half a millimetre off its mark) puts on the fit:
-the lift and elbow offsets trade against the cube's distance.
+with the spread a hand-placed cube (half a millimetre off its mark) and the cube's
+size (measured or not) put on the fit: the lift and elbow offsets trade against the
+cube's distance.
 """
 
 from __future__ import annotations
@@ -60,35 +61,35 @@ PARAMETERS = (
 finite-difference step of ``STEP`` moves every silhouette by a fraction of a pixel."""
 STEP = 0.25
 MIN_JAW_PIXELS = 30
-VALLEY_FLOOR_DEG = np.array([0.0, 0.5, 0.5, 0.0, 0.0])
-"""Lift and elbow offsets of opposite sign move the camera mostly along its view: a
-long, flat valley. With the old, narrow pose sweep the lift offset came out up to 1.1
-degrees off (mean +0.63 over four fake arms and three sweep seeds); with the wide one
-(:data:`realgap.diagnose.recording.POSE_EXCURSION_RAD`) 0.10-0.55 over four arms and
-three sweep seeds each, still leaning the same way (mean +0.24;
-``benchmarks/bench_hand_eye.py``). Even on frames the twin rendered itself at the
-recorded joints (old sweep), the fit's minimum sat 0.45 degrees along the valley: the
-silhouettes' coverage model and a point-sampled camera mask disagree there. Added to
-those two."""
 PLACEMENT_SIGMA_M = 0.0005
 """How well a cube is set on a printed mark by hand (one standard deviation per axis)."""
+MEASURED_CUBE_SIGMA_M = 0.0005
+"""A cube's edge measured with a ruler or calipers (``rig.toml``'s default)."""
+UNMEASURED_CUBE_SIGMA_M = 0.0025
+"""A cube nobody measured, drawn at the twin's nominal 2.5 cm: cubes printed as "2.5
+cm" come out a millimetre or two off (a different model, the slicer's first-layer
+squash, shrinkage), and the random arms' 2.2-3.0 cm lie 2.5 mm from it on average
+(root mean square)."""
+CUBE_SIZE_DEG_PER_MM = np.array([0.06, 0.66, 0.10, 0.24, 0.09])
+"""How far each joint offset moves per millimetre of cube edge the fit gets wrong
+(pan, lift, elbow, wrist flex, wrist roll): the slopes of the errors against the
+arms' cube edges over 32 random-arm fits that drew the nominal cube (lift -0.66,
+correlation -0.84; wrist flex +0.24, +0.82). The fit's linearization at its minimum
+saw a quarter of that: the size decides which point along the lift/elbow valley the
+coarse stages reach, which the final silhouettes barely move."""
 MAX_SILHOUETTE_RMS = 0.1
 """Silhouette mismatch (coverage, 0..1 per analysis pixel) above which the fit is not
 trusted: fits that found the arm sat at 0.03-0.05 on random arms; those at 0.16-0.47
 had read a yellow-orange desk as jaws and were degrees off with small stated errors."""
-SIGMA_SCALE = np.array([1.0] * 5 + [0.8] * 3 + [0.5] * 3 + [0.75])
-"""The stated uncertainties of the mount's offset, rotation and field of view, scaled to
-what they turned out to be: on 30 random arms (``benchmarks/bench_calibration.py
---random 30``) the truth lay within the unscaled one sigma 80%, 94% and 77% of the time
-(an honest sigma: about 68%). On eight arms not used to choose them (seeds 100-107)
-83%, 92% and 62% (docs/results/2026-12-05-calibration.md)."""
-JOINT_MODEL_FLOOR_DEG = 0.3
-"""Added in quadrature to every joint offset's sigma: on the same 30 arms the joints'
-truth lay within the stated two sigma 85% of the time (honest: 95%); the twin's jaws
-and the camera's differ by more than the bootstrap over poses can see. Chosen while the
-fit drew every cube at the nominal size, which biased shoulder lift by 0.66 degrees per
-millimetre of cube; with the cube measured (``cube_size_m``) the joints' truth lay within
-one sigma 90-93% of the time, so this floor is now wider than it needs to be."""
+SIGMA_SCALE = np.array([1.0] * 5 + [0.65] * 3 + [0.42] * 3 + [0.63])
+"""The stated uncertainties scaled to what they turned out to be. Chosen on 30 random
+arms (``benchmarks/bench_calibration.py --random 30 --measured-cube``, 22 hand-eye fits),
+where the unscaled truth lay within one sigma 74% (joints), 89% (mount offset), 94%
+(rotation) and 91% (field of view) of the time (honest: about 68%); checked on eight
+arms not used to choose them (seeds 100-107): 68%, 75%, 88% and 75% within one sigma,
+88-96% within two (docs/results/2026-12-05-calibration.md). The joints keep their own:
+the lift/elbow valley's 0.5 degrees and a 0.3-degree model floor, once needed, were the
+unmeasured cube's bias, which the cube-size term now states."""
 MAX_CUBE_SHIFT_PX = 1.5
 """A cube that moved more than this during the sweep invalidates the fit."""
 BLUR_SCHEDULE_PX = (3.0, 1.0)
@@ -116,6 +117,8 @@ class HandEyeFit:
     silhouette_rms_before: float
     silhouette_rms_after: float
     warnings: list[str] = field(default_factory=list)
+    cube_size_sigma_m: float = 0.0
+    """The cube edge's uncertainty the stated sigmas carry (see :func:`fit_hand_eye`)."""
     cube_shift_px: float | None = None
     """How far the cube moved in the image during the sweep, beyond what the arm's own
     movement between the two start-pose views explains (None: not recorded)."""
@@ -170,8 +173,9 @@ class _SilhouetteModel:
         self.blur_px = 0.0
         height, width = self.shape
         self.camera = TwinCamera(recording.task, (height * supersample, width * supersample))
-        if cube_size_m is not None:
-            self.camera.set_cube_size(cube_size_m)
+        self.cube_size_m = TwinParams().cube.size_m if cube_size_m is None else cube_size_m
+        self.cube_size_sigma_m = 0.0
+        self.camera.set_cube_size(self.cube_size_m)
 
     def set_mount(self, x: np.ndarray) -> None:
         self.camera.set_camera(x[5:8] / 1000, x[8:11], x[11])
@@ -226,15 +230,29 @@ def fit_hand_eye(
     min_frames: int = 8,
     seed: int = 0,
     cube_size_m: float | None = None,
+    cube_size_sigma_m: float | None = None,
 ) -> HandEyeFit:
     """Fit joint zero offsets and the camera mount together; see the module docstring.
     ``supersample``: the twin's render scale in the coarse rounds and the final one.
-    ``cube_size_m``: the cube's measured edge (None: the twin's nominal cube)."""
+    ``cube_size_m``: the cube's measured edge (None: the twin's nominal cube), known to
+    ``cube_size_sigma_m`` (default :data:`MEASURED_CUBE_SIGMA_M`, or
+    :data:`UNMEASURED_CUBE_SIGMA_M` for the nominal cube); the stated uncertainties
+    carry it."""
     if cube_size_m is not None:  # the twin's range check, which names unit slips
         cube_size_m = check_value(
             "--cube-size: cube.size_m", TwinParams().cube.size_m, cube_size_m, ConfigError
         )
+    if cube_size_sigma_m is None:
+        cube_size_sigma_m = (
+            UNMEASURED_CUBE_SIGMA_M if cube_size_m is None else MEASURED_CUBE_SIGMA_M
+        )
+    if not 0 <= cube_size_sigma_m <= 0.01:
+        raise ConfigError(
+            f"the cube size's uncertainty {cube_size_sigma_m} m is outside 0-0.01 m "
+            "(give metres: half a millimetre is 0.0005)"
+        )
     coarse, fine = (_SilhouetteModel(recording, scale, cube_size_m) for scale in supersample)
+    fine.cube_size_sigma_m = cube_size_sigma_m
     try:
         if len(coarse.keep) < min_frames:
             raise ConfigError(
@@ -243,6 +261,7 @@ def fit_hand_eye(
                 "cube nearer the start pose's view, open the gripper, and record again"
             )
         fit = _fit(coarse, fine, bootstrap, seed)
+        fit.cube_size_sigma_m = cube_size_sigma_m
         fit.cube_shift_px = cube_shift_px(recording, fit)
         if fit.cube_shift_px is not None and fit.cube_shift_px > MAX_CUBE_SHIFT_PX:
             fit.warnings.append(
@@ -321,7 +340,8 @@ def _fit(model: _SilhouetteModel, fine: _SilhouetteModel, bootstrap: int, seed: 
 
 def _uncertainty(model: _SilhouetteModel, x: np.ndarray, draws: int, seed: int) -> np.ndarray:
     """One standard deviation per value: the pose bootstrap's spread combined with the
-    silhouettes' resolution floor (see :data:`RESOLUTION_FLOOR_PX`)."""
+    silhouettes' resolution floor (see :data:`RESOLUTION_FLOOR_PX`), the cube's placement
+    and its size, scaled by :data:`SIGMA_SCALE`."""
     base = model.per_pose(x)
     columns = []
     for k in range(len(x)):
@@ -342,21 +362,25 @@ def _uncertainty(model: _SilhouetteModel, x: np.ndarray, draws: int, seed: int) 
         # Each value is located by the region it moves most.
         motion[k] = max(np.sqrt(jaw_part / jaw_edge), np.sqrt(cube_part / cube_edge))
     floor = RESOLUTION_FLOOR_PX / np.maximum(motion, 1e-9)
-    placement = _placement_spread(model, x, base, jacobians)
-    valley = np.zeros(len(x))
-    valley[:ARM_JOINTS] = VALLEY_FLOOR_DEG
-    sigma = np.sqrt(spread**2 + floor**2 + placement**2 + valley**2) * SIGMA_SCALE
-    sigma[:ARM_JOINTS] = np.hypot(sigma[:ARM_JOINTS], JOINT_MODEL_FLOOR_DEG)
-    return sigma
+    inverse = np.linalg.pinv(sum(j.T @ j for j in jacobians))
+    placement = _placement_spread(model, x, base, jacobians, inverse)
+    size = _cube_size_spread(model, x)
+    return np.sqrt(spread**2 + floor**2 + placement**2 + size**2) * SIGMA_SCALE
 
 
-def _placement_spread(model: _SilhouetteModel, x: np.ndarray, base, jacobians) -> np.ndarray:
+def _cube_size_spread(model: _SilhouetteModel, x: np.ndarray) -> np.ndarray:
+    """How far the joint offsets move if the cube's edge is ``cube_size_sigma_m`` off:
+    :data:`CUBE_SIZE_DEG_PER_MM` times the size's sigma (the mount barely moves)."""
+    out = np.zeros(len(x))
+    out[:ARM_JOINTS] = CUBE_SIZE_DEG_PER_MM * model.cube_size_sigma_m * 1000
+    return out
+
+
+def _placement_spread(model: _SilhouetteModel, x: np.ndarray, base, jacobians, inverse):
     """How much the fit moves if the cube sat ``PLACEMENT_SIGMA_M`` off its mark (each
     way): the solution's sensitivity to the cube's position, -(J^T J)^-1 J^T dr/dcube.
     Lift and elbow offsets of opposite sign move the camera mostly along its view, so
     a fraction of a millimetre of cube placement trades for about a degree of them."""
-    normal = sum(j.T @ j for j in jacobians)
-    inverse = np.linalg.pinv(normal)
     cube = model.cube_positions.copy()
     variance = np.zeros(len(x))
     # Each mark is set by hand on its own: its error moves only the poses that saw it.

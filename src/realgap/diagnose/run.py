@@ -24,15 +24,19 @@ DESK_TEXTURE = "desk.png"
 
 
 def diagnose_recording(
-    recording_path: str | Path, out: str | Path, layout=None, cube_size_m: float | None = None
+    recording_path: str | Path,
+    out: str | Path,
+    layout=None,
+    cube_size_m: float | None = None,
+    cube_size_sigma_m: float | None = None,
 ) -> dict:
     """Joint offsets and camera mount together (hand-eye, with the cube drawn at
-    ``cube_size_m`` when measured), then servos and the camera's tone and background with
-    them, plus frame and coverage checks. Writes ``diagnosis.json``, ``calibration.json``
-    (every value with its standard deviation) and ``diagnosis.section.html`` (which
-    ``realgap report`` includes)."""
+    ``cube_size_m`` when measured, known to ``cube_size_sigma_m``), then servos and the
+    camera's tone and background with them, plus frame and coverage checks. Writes
+    ``diagnosis.json``, ``calibration.json`` (every value with its standard deviation)
+    and ``diagnosis.section.html`` (which ``realgap report`` includes)."""
     recording = CalibrationRecording.load(recording_path)
-    geometry = fit_hand_eye(recording, cube_size_m=cube_size_m)
+    geometry = fit_hand_eye(recording, cube_size_m=cube_size_m, cube_size_sigma_m=cube_size_sigma_m)
     # Implausible offsets mean a wrong premise; the servo and camera fits do better without.
     offsets = None if geometry.warnings else geometry.offsets_rad
     servos = identify_servos(recording, offsets)
@@ -42,6 +46,7 @@ def diagnose_recording(
         "offsets_sigma_deg": geometry.offsets_sigma_deg,
         "frames_used": geometry.frames_used,
         "cube_size_m": cube_size_m,  # None: the twin's nominal cube
+        "cube_size_sigma_m": geometry.cube_size_sigma_m,
         "silhouette_rms_before": geometry.silhouette_rms_before,
         "silhouette_rms_after": geometry.silhouette_rms_after,
         "warnings": geometry.warnings,
