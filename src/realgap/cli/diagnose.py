@@ -9,7 +9,7 @@ CUBE_SIZE_HELP = (
     "the cube's edge in metres, measured (calipers): the hand-eye fit draws the cube at "
     "this size (default: the twin's nominal 0.025; a cube 3 mm smaller reads as 1-2 "
     "degrees on shoulder lift and wrist flex, and the stated sigmas carry an unmeasured "
-    "cube's 2 mm; a measured one's half millimetre narrows them)"
+    "cube's 2.5 mm; a measured one's half millimetre narrows them)"
 )
 
 

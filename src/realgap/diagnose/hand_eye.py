@@ -84,9 +84,9 @@ had read a yellow-orange desk as jaws and were degrees off with small stated err
 SIGMA_SCALE = np.array([1.0] * 5 + [0.65] * 3 + [0.42] * 3 + [0.63])
 """The stated uncertainties scaled to what they turned out to be. Chosen on 30 random
 arms (``benchmarks/bench_calibration.py --random 30 --measured-cube``, 22 hand-eye fits),
-where the unscaled truth lay within one sigma 74% (joints), 89% (mount offset), 94%
+where the unscaled truth lay within one sigma 78% (joints), 89% (mount offset), 94%
 (rotation) and 91% (field of view) of the time (honest: about 68%); checked on eight
-arms not used to choose them (seeds 100-107): 68%, 75%, 88% and 75% within one sigma,
+arms not used to choose them (seeds 100-107): 72%, 75%, 88% and 75% within one sigma,
 88-96% within two (docs/results/2026-12-05-calibration.md). The joints keep their own:
 the lift/elbow valley's 0.5 degrees and a 0.3-degree model floor, once needed, were the
 unmeasured cube's bias, which the cube-size term now states."""
@@ -152,7 +152,11 @@ class _SilhouetteModel:
     """Residuals (twin coverage - camera mask) of jaws and cube over the usable poses."""
 
     def __init__(
-        self, recording: CalibrationRecording, supersample: int, cube_size_m: float | None
+        self,
+        recording: CalibrationRecording,
+        supersample: int,
+        cube_size_m: float | None,
+        cube_size_sigma_m: float = 0.0,
     ):
         frames = analysis_frames(recording.pose_frames)
         jaws = np.array([jaw_mask(f) for f in frames])
@@ -174,7 +178,7 @@ class _SilhouetteModel:
         height, width = self.shape
         self.camera = TwinCamera(recording.task, (height * supersample, width * supersample))
         self.cube_size_m = TwinParams().cube.size_m if cube_size_m is None else cube_size_m
-        self.cube_size_sigma_m = 0.0
+        self.cube_size_sigma_m = cube_size_sigma_m
         self.camera.set_cube_size(self.cube_size_m)
 
     def set_mount(self, x: np.ndarray) -> None:
@@ -251,8 +255,9 @@ def fit_hand_eye(
             f"the cube size's uncertainty {cube_size_sigma_m} m is outside 0-0.01 m "
             "(give metres: half a millimetre is 0.0005)"
         )
-    coarse, fine = (_SilhouetteModel(recording, scale, cube_size_m) for scale in supersample)
-    fine.cube_size_sigma_m = cube_size_sigma_m
+    coarse, fine = (
+        _SilhouetteModel(recording, scale, cube_size_m, cube_size_sigma_m) for scale in supersample
+    )
     try:
         if len(coarse.keep) < min_frames:
             raise ConfigError(
@@ -362,8 +367,7 @@ def _uncertainty(model: _SilhouetteModel, x: np.ndarray, draws: int, seed: int) 
         # Each value is located by the region it moves most.
         motion[k] = max(np.sqrt(jaw_part / jaw_edge), np.sqrt(cube_part / cube_edge))
     floor = RESOLUTION_FLOOR_PX / np.maximum(motion, 1e-9)
-    inverse = np.linalg.pinv(sum(j.T @ j for j in jacobians))
-    placement = _placement_spread(model, x, base, jacobians, inverse)
+    placement = _placement_spread(model, x, base, jacobians)
     size = _cube_size_spread(model, x)
     return np.sqrt(spread**2 + floor**2 + placement**2 + size**2) * SIGMA_SCALE
 
@@ -376,11 +380,13 @@ def _cube_size_spread(model: _SilhouetteModel, x: np.ndarray) -> np.ndarray:
     return out
 
 
-def _placement_spread(model: _SilhouetteModel, x: np.ndarray, base, jacobians, inverse):
+def _placement_spread(model: _SilhouetteModel, x: np.ndarray, base, jacobians) -> np.ndarray:
     """How much the fit moves if the cube sat ``PLACEMENT_SIGMA_M`` off its mark (each
     way): the solution's sensitivity to the cube's position, -(J^T J)^-1 J^T dr/dcube.
     Lift and elbow offsets of opposite sign move the camera mostly along its view, so
     a fraction of a millimetre of cube placement trades for about a degree of them."""
+    normal = sum(j.T @ j for j in jacobians)
+    inverse = np.linalg.pinv(normal)
     cube = model.cube_positions.copy()
     variance = np.zeros(len(x))
     # Each mark is set by hand on its own: its error moves only the poses that saw it.
