@@ -14,7 +14,8 @@ standard deviation covers about 68%, two about 95%); then the issue's checks: jo
 offsets within 0.5 degrees, latency exact, torque cap within 15%.
 
 ``--measured-cube`` gives the fit the cube's edge as a user with calipers would (the
-truth plus a seeded error of ``CALIPER_SIGMA_M``); without it the fit draws the twin's
+truth plus a seeded error of the sigma the fit states for a measured cube,
+``MEASURED_CUBE_SIGMA_M``); without it the fit draws the twin's
 nominal cube. ``--reuse-recordings`` fits the recording already in ``OUT/arm_<seed>``
 where there is one (a new fit of the same session, in a fraction of the time).
 """
@@ -28,9 +29,6 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
-
-CALIPER_SIGMA_M = 0.0005
-"""A cube's edge measured by hand: half a millimetre (as rig.toml's default)."""
 
 FIELDS = {
     "joints.zero_offset_deg": lambda twin: list(twin.joints.zero_offset_deg[:5]),
@@ -56,6 +54,7 @@ def calibrate_one(
     from realgap.bridge.camera_lock import lock_camera
     from realgap.bridge.random_arms import sample_arm
     from realgap.bridge.worlds import at_start_pose, open_fake_world
+    from realgap.diagnose.hand_eye import MEASURED_CUBE_SIGMA_M
     from realgap.diagnose.recording import record_calibration
     from realgap.diagnose.run import diagnose_recording
     from realgap.sim.calibration import Calibration
@@ -73,7 +72,7 @@ def calibrate_one(
         record_calibration(world, poses=poses, seed=seed).save(recording)
     cube_size = None
     if measured_cube:
-        caliper = np.random.default_rng(50_000 + seed).normal(0.0, CALIPER_SIGMA_M)
+        caliper = np.random.default_rng(50_000 + seed).normal(0.0, MEASURED_CUBE_SIGMA_M)
         cube_size = profile.twin.cube.size_m + caliper
     diagnose_recording(recording, folder, cube_size_m=cube_size)
     calibration = Calibration.load(folder / "calibration.json")
