@@ -23,12 +23,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from realgap.diagnose.hand_eye import MEASURED_CUBE_SIGMA_M
 from realgap.sim.twin import TwinParams, TwinParamsError, flatten, parse_sections, read_toml
 
 RIG_SECTIONS = ("cube", "fingers")
 DEFAULT_SIGMA = {
     "cube.mass_kg": 0.001,  # a kitchen scale's gram
-    "cube.size_m": 0.0005,  # half a millimetre with a ruler
+    "cube.size_m": MEASURED_CUBE_SIGMA_M,  # half a millimetre with a ruler
     "cube.friction": 0.15,  # friction is guessed, not measured, on most desks
     "fingers.friction": 0.15,
 }

@@ -64,7 +64,7 @@ MIN_JAW_PIXELS = 30
 PLACEMENT_SIGMA_M = 0.0005
 """How well a cube is set on a printed mark by hand (one standard deviation per axis)."""
 MEASURED_CUBE_SIGMA_M = 0.0005
-"""A cube's edge measured with a ruler or calipers (``rig.toml``'s default)."""
+"""A cube's edge measured with a ruler or calipers (also ``rig.toml``'s default)."""
 UNMEASURED_CUBE_SIGMA_M = 0.0025
 """A cube nobody measured, drawn at the twin's nominal 2.5 cm: cubes printed as "2.5
 cm" come out a millimetre or two off (a different model, the slicer's first-layer
