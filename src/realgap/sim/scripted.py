@@ -193,7 +193,13 @@ class ScriptedController:
         desired = np.column_stack([self.ik_targets(state, goal, roll_to=yaw), grip])
         # Actions are deltas on the commanded targets (not the delayed ones the
         # servos currently hold), so latency does not make the script double-step.
-        return np.clip((desired - env.target) / env.action_scale, -1.0, 1.0)
+        # They are in training's units (the task's scale, not the episode's slowed
+        # one): the student cannot see an episode's speed, and labels that grew as it
+        # slowed (saturated at 0.15) taught it one thing fast and another slow, for
+        # the same image (PickCube lost 15-22 points of its nominal sim to that).
+        # At a slow speed the same label moves the arm less, as on the arm itself.
+        training_scale = np.asarray(env.config.action_scale)[None, :]
+        return np.clip((desired - env.target) / training_scale, -1.0, 1.0)
 
     def approach(self, state) -> tuple[np.ndarray, np.ndarray]:
         """Where the pinch point goes to close the jaws on the object, and where it
