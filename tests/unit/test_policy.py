@@ -9,7 +9,7 @@ import torch
 from realgap.policy.checkpoint import WEIGHTS, load_policy, save_policy
 from realgap.policy.contract import ContractMismatch, PolicyContract
 from realgap.policy.folder import weights_digest
-from realgap.policy.networks import VisualPolicy, parameter_count
+from realgap.policy.networks import DeskInvariantPolicy, VisualPolicy, parameter_count
 from realgap.policy.onnx_policy import OnnxPolicy, export_onnx
 
 CONTRACT = PolicyContract(
@@ -104,3 +104,37 @@ def test_onnx_matches_torch(tmp_path):
     expected = policy(torch.from_numpy(image), torch.from_numpy(state)).detach().numpy()
     assert np.abs(onnx_policy(image, state) - expected).max() < 1e-5
     assert onnx_policy(image[0], state[0]).shape == (6,)
+
+
+def test_a_desk_invariant_policy_sees_a_desk_of_any_colour_alike():
+    # A desk of another colour and brightness: every channel offset by its own amount.
+    rng = np.random.default_rng(1)
+    image = rng.integers(60, 120, (4, 16, 16, 3)).astype(np.float32)
+    other = image + np.array([-40.0, 10.0, 120.0])
+    assert other.min() >= 0 and other.max() <= 255
+    as_tensor = lambda x: torch.from_numpy(x.astype(np.uint8))  # noqa: E731
+    invariant, plain = DeskInvariantPolicy(), VisualPolicy()
+    with torch.no_grad():
+        same = invariant.encoder(as_tensor(image)), invariant.encoder(as_tensor(other))
+        differ = plain.encoder(as_tensor(image)), plain.encoder(as_tensor(other))
+    assert torch.allclose(*same, atol=1e-4)
+    assert not torch.allclose(*differ, atol=1e-2)
+    assert parameter_count(invariant) == parameter_count(plain)
+
+
+def test_a_desk_invariant_policy_round_trips_and_exports(tmp_path):
+    policy = DeskInvariantPolicy()
+    policy.state_norm.update(torch.randn(64, 12))
+    save_policy(tmp_path, policy, CONTRACT)
+    loaded, contract = load_policy(tmp_path)
+    assert contract.architecture == "desk_invariant" and type(loaded) is DeskInvariantPolicy
+    image, state = inputs(5)
+    expected = policy(torch.from_numpy(image), torch.from_numpy(state)).detach().numpy()
+    assert (
+        np.abs(
+            loaded(torch.from_numpy(image), torch.from_numpy(state)).detach().numpy() - expected
+        ).max()
+        < 1e-6
+    )
+    export_onnx(tmp_path)
+    assert np.abs(OnnxPolicy(tmp_path)(image, state) - expected).max() < 1e-5

@@ -8,6 +8,7 @@ from dataclasses import fields as dataclass_fields
 from pathlib import Path
 
 from realgap.cli.task_help import TASK_HELP
+from realgap.policy.networks import ARCHITECTURES
 
 
 def register(subparsers) -> None:
@@ -57,11 +58,12 @@ def register(subparsers) -> None:
     parser.add_argument("--dagger-rounds", type=int, default=None, help="DAgger rounds")
     parser.add_argument(
         "--architecture",
-        choices=["student", "squint", "recurrent"],
+        choices=sorted(ARCHITECTURES),
         default=None,
-        help="distill: the student network (student: realgap's; squint: the reference's "
-        "cheaper encoder; recurrent: realgap's with a memory); default from the task; sac "
-        "always trains the reference's",
+        help="distill: the student network (student: realgap's; desk_invariant: realgap's "
+        "with each image standardized, for desks from black to white; squint: the "
+        "reference's cheaper encoder; recurrent: realgap's with a memory); default from "
+        "the task; sac always trains the reference's",
     )
     parser.add_argument("--nominal", action="store_true", help="train without domain randomization")
     parser.add_argument(

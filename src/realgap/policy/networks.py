@@ -41,11 +41,16 @@ def mlp(sizes: list[int], activation=nn.Tanh, layer_norm: bool = False) -> nn.Se
 
 
 class ImageEncoder(nn.Module):
-    """Two convolutions on a small wrist image, then a linear projection."""
+    """Two convolutions on a small wrist image, then a linear projection.
 
-    def __init__(self, image_size: int = 16, features: int = 48):
+    ``normalize``: each image is first standardized by its own statistics (every
+    channel's mean removed, divided by the image's spread), so the desk, which fills
+    most of a wrist view, reads about the same whether it is black cloth or white
+    paper: what is left is the cube and the jaws against it."""
+
+    def __init__(self, image_size: int = 16, features: int = 48, normalize: bool = False):
         super().__init__()
-        self.features = features
+        self.features, self.normalize = features, normalize
         self.convs = nn.Sequential(
             nn.Conv2d(3, 32, 3, padding=1),
             nn.ReLU(),
@@ -59,7 +64,16 @@ class ImageEncoder(nn.Module):
 
     def forward(self, image_uint8_nhwc: torch.Tensor) -> torch.Tensor:
         x = image_uint8_nhwc.permute(0, 3, 1, 2).float() / 255.0
+        if self.normalize:
+            x = x - x.mean(dim=(2, 3), keepdim=True)
+            # The floor keeps a plain image (a flat desk, nothing in view) from being
+            # blown up into its sensor noise.
+            x = x / (x.std(dim=(1, 2, 3), keepdim=True) + IMAGE_SPREAD_FLOOR)
         return self.project(self.convs(x))
+
+
+IMAGE_SPREAD_FLOOR = 0.02
+"""Added to an image's standard deviation (of full scale) before dividing by it."""
 
 
 class VisualPolicy(nn.Module):
@@ -69,11 +83,17 @@ class VisualPolicy(nn.Module):
     per decision on a laptop CPU (``realgap bench policy``).
     """
 
-    def __init__(self, image_size: int = 16, state_dim: int = 12, hidden: int = 256):
+    def __init__(
+        self,
+        image_size: int = 16,
+        state_dim: int = 12,
+        hidden: int = 256,
+        normalize_images: bool = False,
+    ):
         super().__init__()
         self.image_size = image_size
         self.state_norm = RunningNorm(state_dim)
-        self.encoder = ImageEncoder(image_size)
+        self.encoder = ImageEncoder(image_size, normalize=normalize_images)
         self.head = mlp([self.encoder.features + state_dim, hidden, hidden, 6], activation=nn.ReLU)
 
     def forward(self, image: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
@@ -268,8 +288,18 @@ class MemoryRunner:
         return action.numpy()
 
 
+class DeskInvariantPolicy(VisualPolicy):
+    """:class:`VisualPolicy` whose images are standardized one by one
+    (``ImageEncoder(normalize=True)``): the grasping tasks' default, trained on desks
+    from black to white. Same weights' shapes, so the parameter count is unchanged."""
+
+    def __init__(self, image_size: int = 16, state_dim: int = 12, hidden: int = 256):
+        super().__init__(image_size, state_dim, hidden, normalize_images=True)
+
+
 ARCHITECTURES: dict[str, type[nn.Module]] = {
     "student": VisualPolicy,
+    "desk_invariant": DeskInvariantPolicy,
     "squint": SquintPolicy,
     "recurrent": RecurrentVisualPolicy,
 }
