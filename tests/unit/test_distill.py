@@ -51,6 +51,55 @@ def test_the_best_evaluated_student_is_kept_and_evaluations_are_sparse(tmp_path,
     assert not all(torch.equal(kept[name], seen[-1][name]) for name in kept)
 
 
+def _evaluated_rounds(tmp_path, monkeypatch, scores, **overrides) -> tuple[list, list]:
+    """A tiny Reach DAgger run whose evaluations return ``scores`` in turn."""
+    scores = iter(scores)
+    monkeypatch.setattr(dagger, "policy_actor", lambda student, env: student)
+    monkeypatch.setattr(dagger, "evaluate", lambda env, act, episodes, seed: next(scores))
+    args = distill.args_for_task(
+        "Reach",
+        out=str(tmp_path),
+        progress=False,
+        **{
+            **distill.QUICK,
+            "dagger_rounds": 8,
+            "dagger_steps": 4,
+            "student_envs": 4,
+            "student_updates": 1,
+            "student_eval_every": 1,
+            **overrides,
+        },
+    )
+    rows = []
+    _, nominal = distill.train_student(args, None, rows.append)
+    nominal.close()
+    evaluated = [row["update"] for row in rows if row["phase"] == "student"]
+    return evaluated, [row["phase"] for row in rows]
+
+
+def test_a_retraining_stops_once_it_reaches_its_target_success(tmp_path, monkeypatch):
+    # adapt's target: the old policy's nominal success; reaching it closes the gap.
+    evaluated, phases = _evaluated_rounds(
+        tmp_path, monkeypatch, [0.5, 0.8, 0.93, 0.99, 1.0, 1.0, 1.0, 1.0], stop_at_success=0.92
+    )
+    assert evaluated == [1, 2, 3]
+    assert "student_target_reached" in phases
+    # Without a target the same scores run every round.
+    evaluated, phases = _evaluated_rounds(
+        tmp_path / "none", monkeypatch, [0.5, 0.8, 0.93, 0.99, 1.0, 1.0, 1.0, 1.0]
+    )
+    assert evaluated == list(range(1, 9))
+    assert "student_target_reached" not in phases
+
+
+def test_a_retraining_stops_after_evaluations_without_a_new_best(tmp_path, monkeypatch):
+    evaluated, phases = _evaluated_rounds(
+        tmp_path, monkeypatch, [0.5, 0.6, 0.6, 0.55, 0.6, 0.9, 0.9, 0.9], plateau_evals=3
+    )
+    assert evaluated == [1, 2, 3, 4, 5]
+    assert "student_plateau" in phases
+
+
 def test_the_expert_driven_fraction_of_envs_steps_with_the_teachers_labels(tmp_path, monkeypatch):
     sent, labelled = [], []
     real_step, real_act = BatchedEnv.step, ScriptedController.act

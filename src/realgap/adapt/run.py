@@ -246,7 +246,9 @@ def run_adapt(
     else:  # a retraining an interruption cut short continues from its checkpoint
         console.print(needed["note"])
         interrupted = config.resume and Checkpointer(RunFolder(args.out)).exists()
-        trained = distill.main(replace(args, resume=interrupted))
+        # Reaching the old policy's nominal success in the arm's twin closes the gap.
+        target = needed.get("nominal")
+        trained = distill.main(replace(args, resume=interrupted, stop_at_success=target))
         new_policy = Path(args.out) / "policy"
     steps.finish("retrain")
 

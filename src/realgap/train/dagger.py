@@ -222,6 +222,10 @@ class DaggerLoop:
                 if args.plateau_evals and self.stale >= args.plateau_evals:
                     log({"phase": "student_plateau", "update": self.round})
                     break
+                target = args.stop_at_success
+                if target is not None and row.get("success_rate", -1.0) >= target:
+                    log({"phase": "student_target_reached", "update": self.round})
+                    break
                 if stop.requested or self.checkpointer.due():
                     self.save_checkpoint(started, rows_written())
                 if stop.requested:

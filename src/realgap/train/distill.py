@@ -106,7 +106,8 @@ class Args:
     student_lr: float = 1e-3
     """Adam learning rate of the student."""
     architecture: str = "student"
-    """The student network: ``student`` (realgap's 3x3 encoder), ``squint`` (the
+    """The student network: ``student`` (realgap's 3x3 encoder), ``desk_invariant``
+    (the same with each image standardized: desks from black to white), ``squint`` (the
     reference recipe's cheaper 4x4 encoder and layer-normed head) or ``recurrent``
     (realgap's with a memory, trained on whole episodes)."""
     sequence_batch: int = 8
@@ -136,6 +137,10 @@ class Args:
     plateau_evals: int = 0
     """Stop once this many evaluations in a row have not beaten the best so far (0:
     never; ``realgap adapt`` stops a retraining that has stopped gaining)."""
+    stop_at_success: float | None = None
+    """Stop once an evaluation reaches this success (None: never). ``realgap adapt``
+    gives the old policy's success in the nominal twin: reaching it in the arm's twin
+    closes the gap, and further rounds only spend the budget."""
     checkpoint_every_s: float = EVERY_S
     """Seconds between checkpoints (written at the end of a DAgger round); a run killed
     in between resumes from the last one (``realgap train --resume DIR``)."""
