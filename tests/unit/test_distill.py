@@ -14,48 +14,12 @@ from realgap.train import dagger, distill
 from realgap.train.student_fit import WeightAverage
 
 
-def test_the_best_evaluated_student_is_kept_and_evaluations_are_sparse(tmp_path, monkeypatch):
-    scores = iter([0.9, 0.2, 0.3])
-    seen = []
-
-    def fake_evaluate(env, act, episodes, seed):
-        seen.append(copy.deepcopy(act.state_dict()))
-        return next(scores)
-
-    # The evaluation receives the student itself, so each evaluated state is recorded.
+def _tiny_dagger(tmp_path, monkeypatch, evaluate, **overrides):
+    """A tiny Reach DAgger run whose evaluations call ``evaluate(env, student, episodes,
+    seed)``: the student it ships and the metrics rows it logged."""
+    # The evaluation receives the student itself (no actor around it).
     monkeypatch.setattr(dagger, "policy_actor", lambda student, env: student)
-    monkeypatch.setattr(dagger, "evaluate", fake_evaluate)
-    args = distill.args_for_task(
-        "Reach",
-        out=str(tmp_path),
-        progress=False,
-        **{
-            **distill.QUICK,
-            "dagger_rounds": 6,
-            "dagger_steps": 4,
-            "student_envs": 4,
-            "student_updates": 3,
-            "student_eval_every": 2,
-        },
-    )
-    rows = []
-    student, nominal = distill.train_student(args, None, rows.append)
-    nominal.close()
-    evaluated = [
-        row["update"] for row in rows if "success_rate" in row and row["phase"] == "student"
-    ]
-    assert evaluated == [2, 4, 6]
-    assert rows[-1] == {"phase": "student_best", "success_rate": 0.9}
-    kept = student.state_dict()
-    assert all(torch.equal(kept[name], seen[0][name]) for name in kept)
-    assert not all(torch.equal(kept[name], seen[-1][name]) for name in kept)
-
-
-def _evaluated_rounds(tmp_path, monkeypatch, scores, **overrides) -> tuple[list, list]:
-    """A tiny Reach DAgger run whose evaluations return ``scores`` in turn."""
-    scores = iter(scores)
-    monkeypatch.setattr(dagger, "policy_actor", lambda student, env: student)
-    monkeypatch.setattr(dagger, "evaluate", lambda env, act, episodes, seed: next(scores))
+    monkeypatch.setattr(dagger, "evaluate", evaluate)
     args = distill.args_for_task(
         "Reach",
         out=str(tmp_path),
@@ -71,8 +35,44 @@ def _evaluated_rounds(tmp_path, monkeypatch, scores, **overrides) -> tuple[list,
         },
     )
     rows = []
-    _, nominal = distill.train_student(args, None, rows.append)
+    student, nominal = distill.train_student(args, None, rows.append)
     nominal.close()
+    return student, rows
+
+
+def test_the_best_evaluated_student_is_kept_and_evaluations_are_sparse(tmp_path, monkeypatch):
+    scores = iter([0.9, 0.2, 0.3])
+    seen = []
+
+    def fake_evaluate(env, act, episodes, seed):
+        seen.append(copy.deepcopy(act.state_dict()))  # each evaluated state, recorded
+        return next(scores)
+
+    student, rows = _tiny_dagger(
+        tmp_path,
+        monkeypatch,
+        fake_evaluate,
+        dagger_rounds=6,
+        student_updates=3,
+        student_eval_every=2,
+    )
+    evaluated = [
+        row["update"] for row in rows if "success_rate" in row and row["phase"] == "student"
+    ]
+    assert evaluated == [2, 4, 6]
+    assert rows[-1] == {"phase": "student_best", "success_rate": 0.9}
+    kept = student.state_dict()
+    assert all(torch.equal(kept[name], seen[0][name]) for name in kept)
+    assert not all(torch.equal(kept[name], seen[-1][name]) for name in kept)
+
+
+def _evaluated_rounds(tmp_path, monkeypatch, scores, **overrides) -> tuple[list, list]:
+    """The rounds and the logged phases of a tiny run whose evaluations return
+    ``scores`` in turn."""
+    scores = iter(scores)
+    _, rows = _tiny_dagger(
+        tmp_path, monkeypatch, lambda env, act, episodes, seed: next(scores), **overrides
+    )
     evaluated = [row["update"] for row in rows if row["phase"] == "student"]
     return evaluated, [row["phase"] for row in rows]
 
