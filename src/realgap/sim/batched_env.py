@@ -169,13 +169,16 @@ class BatchedEnv:
         return spec
 
     @property
+    def training_action_scale(self) -> np.ndarray:
+        """The largest move per step and joint at training's speed, (1, 6): the task's."""
+        return np.asarray(self.config.action_scale)[None, :]
+
+    @property
     def action_scale(self) -> np.ndarray:
         """Each env's largest move per step and joint, (n, 6): the task's scale times
         its episode's action fraction (the gripper's never below
         :data:`~realgap.speed.GRIPPER_MIN_FRACTION`)."""
-        return np.asarray(self.config.action_scale)[None, :] * step_fractions(
-            self.params.action_fraction
-        )
+        return self.training_action_scale * step_fractions(self.params.action_fraction)
 
     # -- reset ------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> tuple[dict, dict]:

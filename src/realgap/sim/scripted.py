@@ -201,7 +201,7 @@ class ScriptedController:
         # arrives in time, a proportional one timed out (the demo's Reach, seeds 0-5 at
         # the deploy speed: median 78% on typical_so101 and 63% on reference_pitfalls,
         # against 83% and 80%).
-        scale = np.asarray(env.config.action_scale)[None, :] if task.grasps else env.action_scale
+        scale = env.training_action_scale if task.grasps else env.action_scale
         return np.clip((desired - env.target) / scale, -1.0, 1.0)
 
     def approach(self, state) -> tuple[np.ndarray, np.ndarray]:
