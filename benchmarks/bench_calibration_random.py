@@ -2,7 +2,7 @@
 mean what they say.
 
 Usage: python benchmarks/bench_calibration.py --random N [--first-seed 0] [--jobs 2]
-       [--json out.json] [--measured-cube] [--reuse-recordings]
+       [--json out.json] [--measured-cube] [--reuse-recordings] [--appearance]
        (bench_calibration.py hands --random to this module)
 
 For each of N random arms (:func:`realgap.bridge.random_arms.sample_arm`, seeds
@@ -18,6 +18,9 @@ truth plus a seeded error of the sigma the fit states for a measured cube,
 ``MEASURED_CUBE_SIGMA_M``); without it the fit draws the twin's
 nominal cube. ``--reuse-recordings`` fits the recording already in ``OUT/arm_<seed>``
 where there is one (a new fit of the same session, in a fraction of the time).
+``--appearance`` gives every arm a webcam and a desk of its own (``sample_arm(...,
+appearance=True)``: textured desks, lamps, shadows, sensor noise, MJPEG, lens): the
+fit's model then misses what the camera adds, as on a real arm.
 """
 
 from __future__ import annotations
@@ -44,7 +47,12 @@ FIELDS = {
 
 
 def calibrate_one(
-    seed: int, out: str, poses: int = 32, measured_cube: bool = False, reuse: bool = False
+    seed: int,
+    out: str,
+    poses: int = 32,
+    measured_cube: bool = False,
+    reuse: bool = False,
+    appearance: bool = False,
 ) -> dict:
     """Record and diagnose random arm ``seed``; the truth, the values and the sigmas."""
     from realgap.runtime import configure_rendering, configure_torch_threads
@@ -60,7 +68,7 @@ def calibrate_one(
     from realgap.sim.calibration import Calibration
 
     folder = Path(out) / f"arm_{seed}"
-    profile = sample_arm(seed)
+    profile = sample_arm(seed, appearance=appearance)
     world = open_fake_world("Reach", profile, seed=seed)
     with at_start_pose(world):
         lock = lock_camera(world.camera, folder=folder / "cameras")
@@ -77,6 +85,8 @@ def calibrate_one(
     diagnose_recording(recording, folder, cube_size_m=cube_size)
     calibration = Calibration.load(folder / "calibration.json")
     row = {"seed": seed, "seconds": round(time.perf_counter() - started, 1), "fields": {}}
+    hand_eye = json.loads((folder / "diagnosis.json").read_text()).get("hand_eye") or {}
+    row["silhouette_rms_after"] = hand_eye.get("silhouette_rms_after")
     for key, truth_of in FIELDS.items():
         value = calibration.values.get(key)
         if value is None:
@@ -153,6 +163,9 @@ def main(argv=None) -> None:
     parser.add_argument("--json", type=Path, help="write every arm and the summary here")
     parser.add_argument("--measured-cube", action="store_true", help="the fit knows the cube")
     parser.add_argument("--reuse-recordings", action="store_true", help="refit OUT's sessions")
+    parser.add_argument(
+        "--appearance", action="store_true", help="arms with their own webcams and desks"
+    )
     args = parser.parse_args(argv)
     seeds = range(args.first_seed, args.first_seed + args.random)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
@@ -165,6 +178,7 @@ def main(argv=None) -> None:
                 [args.poses] * count,
                 [args.measured_cube] * count,
                 [args.reuse_recordings] * count,
+                [args.appearance] * count,
             )
         )
     summary = summarize(rows)

@@ -94,7 +94,8 @@ def run_fit(args) -> int:
         turn = ", ".join(f"{v:+.1f}" for v in fit.mount_rotation_deg)
         print(
             f"camera mount (fitted with them): offset [{mount}] mm, rotation [{turn}] deg, "
-            f"field of view {fit.fov_delta_deg:+.1f} deg"
+            f"field of view {fit.fov_delta_deg:+.1f} deg, lens k1 {fit.lens_k1:+.3f}"
+            f"±{fit.lens_k1_sigma:.3f}"
         )
     else:
         from realgap.diagnose.servos import identify_servos

@@ -15,7 +15,7 @@ assumed and the other blamed (the failure this replaces: a moved camera read as
 too, so the moving jaw separates the field of view from the mount's depth.
 
 Stages: (1) the mount from the jaw silhouettes alone; (2) the joint offsets from the
-cube's centroids with that mount (finds the basin); (3) all twelve values by
+cube's centroids with that mount (finds the basin); (3) all thirteen values (the lens's k1 too) by
 Levenberg-Marquardt on the jaw and cube silhouettes together (rendered
 ``supersample`` times finer and averaged down, so coverage varies smoothly);
 (4) uncertainties: a bootstrap over poses on the final linearization (resample the
@@ -40,6 +40,7 @@ from realgap.diagnose.joints import (
     fit_centroids,
     levenberg_marquardt,
 )
+from realgap.diagnose.lens import K1_UNITS, Lens
 from realgap.diagnose.recording import CalibrationRecording
 from realgap.errors import ConfigError
 from realgap.sim.render import centroid, cube_mask, jaw_mask
@@ -56,6 +57,7 @@ PARAMETERS = (
     "mount_ry_deg",
     "mount_rz_deg",
     "fov_delta_deg",
+    "lens_k1_x100",
 )
 """The fitted values, in units of similar size (degrees and millimetres) so one
 finite-difference step of ``STEP`` moves every silhouette by a fraction of a pixel."""
@@ -81,7 +83,7 @@ MAX_SILHOUETTE_RMS = 0.1
 """Silhouette mismatch (coverage, 0..1 per analysis pixel) above which the fit is not
 trusted: fits that found the arm sat at 0.03-0.05 on random arms; those at 0.16-0.47
 had read a yellow-orange desk as jaws and were degrees off with small stated errors."""
-SIGMA_SCALE = np.array([1.0] * 5 + [0.65] * 3 + [0.42] * 3 + [0.63])
+SIGMA_SCALE = np.array([1.0] * 5 + [0.65] * 3 + [0.42] * 3 + [0.63, 1.0])
 """The stated uncertainties scaled to what they turned out to be. Chosen on 30 random
 arms (``benchmarks/bench_calibration.py --random 30 --measured-cube``, 22 hand-eye fits),
 where the unscaled truth lay within one sigma 78% (joints), 89% (mount offset), 94%
@@ -119,6 +121,10 @@ class HandEyeFit:
     warnings: list[str] = field(default_factory=list)
     cube_size_sigma_m: float = 0.0
     """The cube edge's uncertainty the stated sigmas carry (see :func:`fit_hand_eye`)."""
+    lens_k1: float = 0.0
+    """The lens's radial distortion (OpenCV's k1; barrel below 0), fitted with the mount
+    (:mod:`realgap.diagnose.lens`)."""
+    lens_k1_sigma: float = 0.0
     cube_shift_px: float | None = None
     """How far the cube moved in the image during the sweep, beyond what the arm's own
     movement between the two start-pose views explains (None: not recorded)."""
@@ -177,17 +183,23 @@ class _SilhouetteModel:
         self.blur_px = 0.0
         height, width = self.shape
         self.camera = TwinCamera(recording.task, (height * supersample, width * supersample))
+        self.lens = Lens(self.camera.shape, self.camera.nominal["cam_fovy"])
         self.cube_size_m = TwinParams().cube.size_m if cube_size_m is None else cube_size_m
         self.cube_size_sigma_m = cube_size_sigma_m
         self.camera.set_cube_size(self.cube_size_m)
 
     def set_mount(self, x: np.ndarray) -> None:
-        self.camera.set_camera(x[5:8] / 1000, x[8:11], x[11])
+        # The render is wider than the frame by the lens's margin; the lens maps it back.
+        self.frame_fovy = self.camera.nominal["cam_fovy"] + x[11]
+        self.k1 = x[12] / K1_UNITS
+        wider = self.lens.render_fovy(self.frame_fovy) - self.camera.nominal["cam_fovy"]
+        self.camera.set_camera(x[5:8] / 1000, x[8:11], wider)
 
     def _coverage(self, mask: np.ndarray) -> np.ndarray:
         height, width = self.shape
         s = self.supersample
-        return mask.astype(np.float32).reshape(height, s, width, s).mean(axis=(1, 3))
+        seen = self.lens.apply(mask.astype(np.float32), self.frame_fovy, self.k1)
+        return seen.reshape(height, s, width, s).mean(axis=(1, 3))
 
     def _blurred(self, image: np.ndarray) -> np.ndarray:
         return gaussian_filter(image, self.blur_px) if self.blur_px else image
@@ -336,6 +348,8 @@ def _fit(model: _SilhouetteModel, fine: _SilhouetteModel, bootstrap: int, seed: 
         mount_rotation_sigma_deg=[float(v) for v in sigma[8:11]],
         fov_delta_deg=float(x[11]),
         fov_delta_sigma_deg=float(sigma[11]),
+        lens_k1=float(x[12] / K1_UNITS),
+        lens_k1_sigma=float(sigma[12] / K1_UNITS),
         frames_used=len(model.keep),
         silhouette_rms_before=before,
         silhouette_rms_after=after,
