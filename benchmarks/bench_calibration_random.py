@@ -43,6 +43,7 @@ FIELDS = {
     "servo.frictionloss_scale": lambda twin: [twin.servo.frictionloss_scale],
     "servo.torque_limit_scale": lambda twin: [twin.servo.torque_limit_scale],
     "servo.latency_steps": lambda twin: [twin.servo.latency_steps],
+    "lens.k1": None,  # the webcam's (the profile's [sensor]), not a twin's: see calibrate_one
 }
 
 
@@ -87,8 +88,17 @@ def calibrate_one(
     row = {"seed": seed, "seconds": round(time.perf_counter() - started, 1), "fields": {}}
     hand_eye = json.loads((folder / "diagnosis.json").read_text()).get("hand_eye") or {}
     row["silhouette_rms_after"] = hand_eye.get("silhouette_rms_after")
+    if "joints.zero_offset_deg" in calibration.values:  # the fit was kept: its lens too
+        sensor = profile.appearance.to_dict().get("sensor", {})
+        row["fields"]["lens.k1"] = {
+            "truth": [sensor.get("distortion_k", [0.0])[0]],
+            "value": [hand_eye["lens_k1"]],
+            "sigma": [hand_eye["lens_k1_sigma"]],
+        }
     for key, truth_of in FIELDS.items():
         value = calibration.values.get(key)
+        if truth_of is None:
+            continue
         if value is None:
             continue
         sigma = calibration.uncertainty.get(key)

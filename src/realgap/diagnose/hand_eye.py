@@ -97,6 +97,10 @@ MAX_CUBE_SHIFT_PX = 1.5
 BLUR_SCHEDULE_PX = (3.0, 1.0)
 """Blur (analysis pixels) of the silhouette differences in the joint fit's rounds."""
 FINE_BLUR_PX = 0.5
+TOLERANCE = 0.005
+"""A fit round stops once no value moves more than this in a step (degrees, millimetres,
+hundredths of k1): under a thirtieth of any stated sigma. Rounds that had converged
+went on for up to eight more steps of a few thousandths each, a quarter of the fit."""
 RESOLUTION_FLOOR_PX = 0.3
 """What silhouettes cannot resolve however many poses: a camera's masks and the
 twin's differ at the edges by a fraction of a pixel (tone, exposure, anti-aliasing).
@@ -300,7 +304,7 @@ def _fit(model: _SilhouetteModel, fine: _SilhouetteModel, bootstrap: int, seed: 
     def jaws(mount: np.ndarray) -> np.ndarray:
         return model.residuals(np.concatenate([x[:ARM_JOINTS], mount]), jaws_only=True)
 
-    x[ARM_JOINTS:] = levenberg_marquardt(jaws, x[ARM_JOINTS:], step=STEP, iterations=10)
+    x[ARM_JOINTS:] = levenberg_marquardt(jaws, x[ARM_JOINTS:], STEP, 10, TOLERANCE)
 
     # 2. The joint offsets' basin from the cube's centroids, seen through that mount.
     height, width = model.shape
@@ -315,10 +319,10 @@ def _fit(model: _SilhouetteModel, fine: _SilhouetteModel, bootstrap: int, seed: 
     # 3. Everything together on both silhouettes, coarse to fine.
     for blur in BLUR_SCHEDULE_PX:
         model.blur_px = blur
-        x = levenberg_marquardt(model.residuals, x, step=STEP, iterations=15)
+        x = levenberg_marquardt(model.residuals, x, STEP, 15, TOLERANCE)
     # ... and a last round on finer renders: edges to a quarter pixel.
     fine.blur_px = FINE_BLUR_PX
-    x = levenberg_marquardt(fine.residuals, x, step=STEP, iterations=12)
+    x = levenberg_marquardt(fine.residuals, x, STEP, 12, TOLERANCE)
     fine.blur_px = 0.0
     after = _rms(fine.residuals(x))
 

@@ -71,10 +71,12 @@ def fit_centroids(twin: TwinCamera, readings, observed, cube):
     return offsets, rms(before), rms(after)
 
 
-def levenberg_marquardt(residuals, x: np.ndarray, step: float = 0.003, iterations: int = 12):
+def levenberg_marquardt(
+    residuals, x: np.ndarray, step: float = 0.003, iterations: int = 12, tolerance: float = 1e-5
+):
     """Levenberg-Marquardt with forward differences of ``step`` (in ``x``'s units):
     coarse enough to move a rendered silhouette, which the library's tiny default
-    steps do not."""
+    steps do not. Stops once no value moves more than ``tolerance`` in a step."""
     r = residuals(x)
     cost, damping = r @ r, 1e-3
     eye = np.eye(len(x))
@@ -91,6 +93,6 @@ def levenberg_marquardt(residuals, x: np.ndarray, step: float = 0.003, iteration
             damping *= 5
         else:
             break
-        if np.abs(delta).max() < 1e-5:
+        if np.abs(delta).max() < tolerance:
             break
     return x
