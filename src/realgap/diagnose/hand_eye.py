@@ -14,11 +14,13 @@ assumed and the other blamed (the failure this replaces: a moved camera read as
 "implausible" 24-degree joint offsets). The pose sweep varies the gripper opening
 too, so the moving jaw separates the field of view from the mount's depth.
 
-Stages: (1) the mount and the lens (:mod:`realgap.diagnose.lens`) from the jaw
-silhouettes alone; (2) the joint offsets from the cube's centroids with that mount
-(finds the basin); (3) all thirteen values by Levenberg-Marquardt on the jaw and
-cube silhouettes together (rendered ``supersample`` times finer and averaged down,
-so coverage varies smoothly);
+Stages: (1) the mount from the jaw silhouettes alone; (2) the joint offsets from the
+cube's centroids with that mount (finds the basin); (3) all thirteen values, the
+lens's k1 among them (:mod:`realgap.diagnose.lens`), by Levenberg-Marquardt on the
+jaw and cube silhouettes together (rendered ``supersample`` times finer and averaged
+down, so coverage varies smoothly). Stages 1-3's coarse rounds run twice, with the
+lens fitted from the start and held at a pinhole's until the last round; the better
+fit goes on to the fine round;
 (4) uncertainties: a bootstrap over poses on the final linearization (resample the
 poses, take one Gauss-Newton step, repeat; poses, not pixels, are the independent
 draws) combined with a resolution floor, because the bootstrap alone cannot see
