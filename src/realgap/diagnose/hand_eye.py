@@ -200,7 +200,7 @@ class _SilhouetteModel:
     def set_mount(self, x: np.ndarray) -> None:
         # The render is wider than the frame by the lens's margin; the lens maps it back.
         self.frame_fovy = self.camera.nominal["cam_fovy"] + x[11]
-        self.k1 = x[12] / K1_UNITS
+        self.k1 = x[LENS] / K1_UNITS
         wider = self.lens.render_fovy(self.frame_fovy) - self.camera.nominal["cam_fovy"]
         self.camera.set_camera(x[5:8] / 1000, x[8:11], wider)
 
