@@ -333,10 +333,10 @@ def _coarse_fit(model: _SilhouetteModel, lens: bool) -> tuple[float, np.ndarray]
     # round either way).
     model.blur_px = BLUR_SCHEDULE_PX[0]
 
-    def some(values: np.ndarray) -> np.ndarray:
+    def free_values(values: np.ndarray) -> np.ndarray:
         return model.residuals(np.concatenate([values, x[free.stop :]]))
 
-    x[free] = fitted(some, x[free], 15)
+    x[free] = fitted(free_values, x[free], 15)
     model.blur_px = BLUR_SCHEDULE_PX[1]
     x = _lens_within_limit(fitted(model.residuals, x, 15))
     residual = model.residuals(x)
