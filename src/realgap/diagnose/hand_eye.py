@@ -20,9 +20,10 @@ lens's k1 among them (:mod:`realgap.diagnose.lens`), by Levenberg-Marquardt on t
 jaw and cube silhouettes together (rendered ``supersample`` times finer and averaged
 down, so coverage varies smoothly). Stages 1-3's coarse rounds run twice, with the
 lens fitted from the start and held at a pinhole's until the last round; the better
-fit goes on to the fine round;
-(4) uncertainties: a bootstrap over poses on the final linearization (resample the
-poses, take one Gauss-Newton step, repeat; poses, not pixels, are the independent
+fit goes on to the fine round; (4) uncertainties
+(:mod:`realgap.diagnose.hand_eye_uncertainty`): a bootstrap over poses on the final
+linearization (resample the poses, take one Gauss-Newton step, repeat; poses, not
+pixels, are the independent
 draws) combined with a resolution floor, because the bootstrap alone cannot see
 that the camera's masks and the twin's differ systematically at their edges, and
 with the spread a hand-placed cube (half a millimetre off its mark) and the cube's
@@ -37,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy.ndimage import gaussian_filter
 
+from realgap.diagnose.hand_eye_uncertainty import uncertainty
 from realgap.diagnose.joints import (
     PLAUSIBLE_OFFSET_DEG,
     analysis_frames,
@@ -67,8 +69,6 @@ finite-difference step of ``STEP`` moves every silhouette by a fraction of a pix
 LENS = PARAMETERS.index("lens_k1_x100")
 STEP = 0.25
 MIN_JAW_PIXELS = 30
-PLACEMENT_SIGMA_M = 0.0005
-"""How well a cube is set on a printed mark by hand (one standard deviation per axis)."""
 MEASURED_CUBE_SIGMA_M = 0.0005
 """A cube's edge measured with a ruler or calipers (also ``rig.toml``'s default)."""
 UNMEASURED_CUBE_SIGMA_M = 0.0025
@@ -76,26 +76,10 @@ UNMEASURED_CUBE_SIGMA_M = 0.0025
 cm" come out a millimetre or two off (a different model, the slicer's first-layer
 squash, shrinkage), and the random arms' 2.2-3.0 cm lie 2.5 mm from it on average
 (root mean square)."""
-CUBE_SIZE_DEG_PER_MM = np.array([0.06, 0.66, 0.10, 0.24, 0.09])
-"""How far each joint offset moves per millimetre of cube edge the fit gets wrong
-(pan, lift, elbow, wrist flex, wrist roll): the slopes of the errors against the
-arms' cube edges over 32 random-arm fits that drew the nominal cube (lift -0.66,
-correlation -0.84; wrist flex +0.24, +0.82). The fit's linearization at its minimum
-saw a quarter of that: the size decides which point along the lift/elbow valley the
-coarse stages reach, which the final silhouettes barely move."""
 MAX_SILHOUETTE_RMS = 0.1
 """Silhouette mismatch (coverage, 0..1 per analysis pixel) above which the fit is not
 trusted: fits that found the arm sat at 0.03-0.05 on random arms; those at 0.16-0.47
 had read a yellow-orange desk as jaws and were degrees off with small stated errors."""
-SIGMA_SCALE = np.array([1.0] * 5 + [0.65] * 3 + [0.42] * 3 + [0.63, 1.0])
-"""The stated uncertainties scaled to what they turned out to be. Chosen on 30 random
-arms (``benchmarks/bench_calibration.py --random 30 --measured-cube``, 22 hand-eye fits),
-where the unscaled truth lay within one sigma 78% (joints), 89% (mount offset), 94%
-(rotation) and 91% (field of view) of the time (honest: about 68%); checked on eight
-arms not used to choose them (seeds 100-107): 72%, 75%, 88% and 75% within one sigma,
-88-96% within two (docs/results/2026-12-05-calibration.md). The joints keep their own:
-the lift/elbow valley's 0.5 degrees and a 0.3-degree model floor, once needed, were the
-unmeasured cube's bias, which the cube-size term now states."""
 MAX_CUBE_SHIFT_PX = 1.5
 """A cube that moved more than this during the sweep invalidates the fit."""
 BLUR_SCHEDULE_PX = (3.0, 1.0)
@@ -106,10 +90,6 @@ TOLERANCE = 0.005
 """A fit round stops once no value moves more than this in a step (degrees, millimetres,
 hundredths of k1): under a thirtieth of any stated sigma. Rounds that had converged
 went on for up to eight more steps of a few thousandths each, a quarter of the fit."""
-RESOLUTION_FLOOR_PX = 0.3
-"""What silhouettes cannot resolve however many poses: a camera's masks and the
-twin's differ at the edges by a fraction of a pixel (tone, exposure, anti-aliasing).
-The floor is this many analysis pixels of edge motion, converted to each value."""
 
 
 @dataclass
@@ -357,7 +337,7 @@ def _fit(model: _SilhouetteModel, fine: _SilhouetteModel, bootstrap: int, seed: 
     after = _rms(fine.residuals(x))
 
     # 4. Uncertainties on the final linearization.
-    sigma = _uncertainty(fine, x, bootstrap, seed)
+    sigma = uncertainty(fine, x, STEP, bootstrap, seed)
     offsets = [*map(float, x[:ARM_JOINTS]), 0.0]
     warnings = []
     if after > MAX_SILHOUETTE_RMS:
@@ -397,82 +377,6 @@ def _lens_within_limit(x: np.ndarray) -> np.ndarray:
     x = x.copy()
     x[LENS] = np.clip(x[LENS], -K1_LIMIT * K1_UNITS, K1_LIMIT * K1_UNITS)
     return x
-
-
-def _uncertainty(model: _SilhouetteModel, x: np.ndarray, draws: int, seed: int) -> np.ndarray:
-    """One standard deviation per value: the pose bootstrap's spread combined with the
-    silhouettes' resolution floor (see :data:`RESOLUTION_FLOOR_PX`), the cube's placement
-    and its size, scaled by :data:`SIGMA_SCALE`."""
-    base = model.per_pose(x)
-    columns = []
-    for k in range(len(x)):
-        shifted = x.copy()
-        shifted[k] += STEP
-        columns.append([(s - b) / STEP for s, b in zip(model.per_pose(shifted), base)])
-    jacobians = [np.stack([columns[k][i] for k in range(len(x))], axis=1) for i in range(len(base))]
-    spread = _pose_bootstrap(jacobians, base, draws, seed)
-    # How far one unit of each value moves the silhouettes' edges, in pixels: a shift
-    # of d pixels along an edge of L pixels changes coverage by about d per edge pixel,
-    # so the Jacobian column's norm is d * sqrt(L).
-    split = model.jaw_targets[0].size
-    jaw_edge, cube_edge = model.edge_pixels()
-    motion = np.zeros(len(x))
-    for k in range(len(x)):
-        jaw_part = sum(float(np.sum(j[:split, k] ** 2)) for j in jacobians)
-        cube_part = sum(float(np.sum(j[split:, k] ** 2)) for j in jacobians)
-        # Each value is located by the region it moves most.
-        motion[k] = max(np.sqrt(jaw_part / jaw_edge), np.sqrt(cube_part / cube_edge))
-    floor = RESOLUTION_FLOOR_PX / np.maximum(motion, 1e-9)
-    placement = _placement_spread(model, x, base, jacobians)
-    size = _cube_size_spread(model, x)
-    return np.sqrt(spread**2 + floor**2 + placement**2 + size**2) * SIGMA_SCALE
-
-
-def _cube_size_spread(model: _SilhouetteModel, x: np.ndarray) -> np.ndarray:
-    """How far the joint offsets move if the cube's edge is ``cube_size_sigma_m`` off:
-    :data:`CUBE_SIZE_DEG_PER_MM` times the size's sigma (the mount barely moves)."""
-    out = np.zeros(len(x))
-    out[:ARM_JOINTS] = CUBE_SIZE_DEG_PER_MM * model.cube_size_sigma_m * 1000
-    return out
-
-
-def _placement_spread(model: _SilhouetteModel, x: np.ndarray, base, jacobians) -> np.ndarray:
-    """How much the fit moves if the cube sat ``PLACEMENT_SIGMA_M`` off its mark (each
-    way): the solution's sensitivity to the cube's position, -(J^T J)^-1 J^T dr/dcube.
-    Lift and elbow offsets of opposite sign move the camera mostly along its view, so
-    a fraction of a millimetre of cube placement trades for about a degree of them."""
-    normal = sum(j.T @ j for j in jacobians)
-    inverse = np.linalg.pinv(normal)
-    cube = model.cube_positions.copy()
-    variance = np.zeros(len(x))
-    # Each mark is set by hand on its own: its error moves only the poses that saw it.
-    for mark in np.unique(cube, axis=0):
-        on_mark = np.all(cube == mark, axis=1)
-        for axis in range(2):
-            shifted = cube.copy()
-            shifted[on_mark, axis] += PLACEMENT_SIGMA_M
-            model.cube_positions = shifted
-            moved = model.per_pose(x)
-            model.cube_positions = cube
-            gradient = sum(j.T @ (m - b) for j, m, b in zip(jacobians, moved, base))
-            variance += (inverse @ gradient) ** 2
-    return np.sqrt(variance)
-
-
-def _pose_bootstrap(jacobians, residuals, draws: int, seed: int) -> np.ndarray:
-    """Standard deviations of one Gauss-Newton step over poses resampled with
-    replacement: the fit's spread had the arm visited other poses like these."""
-    normals = np.array([j.T @ j for j in jacobians])
-    gradients = np.array([j.T @ r for j, r in zip(jacobians, residuals)])
-    rng = np.random.default_rng(seed)
-    poses, size = len(residuals), normals.shape[1]
-    steps = []
-    for _ in range(draws):
-        pick = rng.integers(0, poses, poses)
-        normal = normals[pick].sum(axis=0)
-        ridge = 1e-9 * np.trace(normal) * np.eye(size)
-        steps.append(np.linalg.solve(normal + ridge, -gradients[pick].sum(axis=0)))
-    return np.std(np.array(steps), axis=0)
 
 
 def cube_shift_px(recording: CalibrationRecording, fit: HandEyeFit) -> float | None:
