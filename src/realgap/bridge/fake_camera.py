@@ -35,6 +35,7 @@ from realgap.sim.camera_effects import (
     motion_blur,
     required_margin,
     vignetting_gain,
+    widened_fovy,
 )
 from realgap.sim.render import WristRenderer, set_wrist_camera
 
@@ -214,7 +215,7 @@ class _ImageChain:
             maps = distortion_maps(shape, fovy, k1, k2, margin=margin, source_scale=scale)
             # Fixed-point maps (1/32 pixel) remap 1.6 times faster than float ones.
             self.maps = cv2.convertMaps(*maps, cv2.CV_16SC2)
-            wide = float(np.rad2deg(2 * np.arctan(np.tan(np.deg2rad(fovy) / 2) * margin)))
+            wide = widened_fovy(fovy, margin)
         self.renderer = WristRenderer(world.model, 16, 1, shape=render_shape)
         # The mount error, field of view, colours and light of the arm's twin ...
         self.renderer.apply_twin(world.twin, 0)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from realgap.sim.camera_effects import distortion_maps, required_margin
+from realgap.sim.camera_effects import distortion_maps, required_margin, widened_fovy
 
 K1_COVERED = -0.06
 """The strongest barrel whose whole frame the wider render covers; stronger lenses lose
@@ -39,8 +39,7 @@ class Lens:
 
     def render_fovy(self, frame_fovy_deg: float) -> float:
         """The render's vertical field of view for a frame of ``frame_fovy_deg``."""
-        half = np.tan(np.deg2rad(frame_fovy_deg) / 2) * self.margin
-        return float(np.rad2deg(2 * np.arctan(half)))
+        return widened_fovy(frame_fovy_deg, self.margin)
 
     def apply(self, image: np.ndarray, frame_fovy_deg: float, k1: float) -> np.ndarray:
         """``image`` (a render at :meth:`render_fovy`, float32) as the lens sees it."""

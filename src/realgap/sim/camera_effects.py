@@ -66,6 +66,12 @@ def required_margin(shape, fovy_deg: float, k1: float, k2: float) -> float:
     return float(max(1.0, over_x, over_y))
 
 
+def widened_fovy(fovy_deg: float, margin: float) -> float:
+    """The vertical field of view of a render ``margin`` times wider (in the tangent)
+    than a frame of ``fovy_deg``: the source a barrel lens's remap needs."""
+    return float(np.rad2deg(2 * np.arctan(np.tan(np.deg2rad(fovy_deg) / 2) * margin)))
+
+
 def vignetting_gain(shape, strength: float) -> np.ndarray:
     """Per-pixel gain (H, W) float32: 1 at the centre, ``1 - strength`` at the corners,
     falling with the square of the distance (a cos^4 law's first term)."""
