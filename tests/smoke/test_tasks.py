@@ -142,3 +142,23 @@ def test_latency_delays_the_servo_target_by_whole_steps():
         applied = env.sim_state().target[0, 0]
         expected = start[0, 0] + 0.1 * max(0, step + 1 - 3)
         assert applied == pytest.approx(expected), step
+
+
+def test_a_renderer_dropped_after_a_newer_one_leaves_the_newer_one_drawing():
+    # ``env = BatchedEnv(...)`` in a loop frees the old env once the new one exists; its
+    # render context, freed under the new one's GL context, took the new one's textures
+    # and buffers with it, and every image after that was black.
+    import gc
+
+    def first_image(env):
+        obs, _ = env.reset(seed=0)
+        return obs["image"].copy()
+
+    older = BatchedEnv("Reach", 2, seed=0)
+    expected = first_image(older)
+    newer = BatchedEnv("Reach", 2, seed=0)
+    del older
+    gc.collect()
+    assert expected.max() > 60  # the yellow jaws, not a black frame
+    np.testing.assert_array_equal(first_image(newer), expected)
+    newer.close()

@@ -14,6 +14,7 @@ vignetting, white balance, read noise, JPEG), all applied at render resolution.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 
@@ -216,8 +217,18 @@ class BatchRenderer(TwinVisuals):
         self.rng.bit_generator.state = state["rng"]
 
     def close(self) -> None:
-        if self.gl is not None:
+        """Free the GL context and its render context, with this renderer's context
+        current: freed under another renderer's, the render context deletes that one's
+        textures and buffers, and it draws black from then on."""
+        if getattr(self, "gl", None) is not None:
             self.gl.make_current()
             self.context.free()
             self.gl.free()
             self.gl = None
+
+    def __del__(self) -> None:
+        # A renderer dropped without close() (``env = BatchedEnv(...)`` in a loop frees
+        # the old env after the new one exists) would otherwise free its render context
+        # under the newest renderer's GL context (mujoco.Renderer does the same).
+        with contextlib.suppress(Exception):  # at interpreter exit EGL may be gone first
+            self.close()
