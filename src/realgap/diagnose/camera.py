@@ -21,7 +21,7 @@ import numpy as np
 from scipy.ndimage import binary_erosion
 from scipy.optimize import least_squares
 
-from realgap.diagnose.desk import desk_texture_from
+from realgap.diagnose.desk import CLIPPED, desk_texture_from
 from realgap.diagnose.hand_eye import HandEyeFit, fit_hand_eye
 from realgap.diagnose.joints import analysis_frames
 from realgap.diagnose.recording import CalibrationRecording
@@ -67,16 +67,23 @@ def diagnose_camera(
     moved_labels = np.array([twin.labels(a, c) for a, c in zip(angles, cubes)])
     response = fit_tone(frames, moved)
     # The cloth's colour, as the twin would have to paint its floor: the tone undone,
-    # then the twin's lighting (how bright a floor painted grey renders here).
+    # then the twin's lighting divided out (how bright a floor painted grey renders
+    # here), pixel by pixel; clipped channels left out (they say only "at least").
     cloth = (moved_labels == 0) & ~jaw_mask(frames) & ~cube_mask(frames)
     background = None
     if cloth.any():
-        seen = undo_tone(frames[cloth].mean(axis=0) / 255, **response)
         twin.set_background((PROBE_GREY,) * 3)
         probe = np.array([twin.render(a, c) for a, c in zip(angles, cubes)])
-        probe = probe[cloth].mean(axis=0) / 255
         twin.set_background((0.0, 0.0, 0.0))
-        background = np.clip(seen * PROBE_GREY / np.maximum(probe, 1e-3), 0, 1)
+        lighting = np.maximum(probe[cloth] / 255 / PROBE_GREY, 1e-3)
+        pixels = frames[cloth]
+        colour = undo_tone(pixels / 255, **response) / lighting
+        # Pixels the grey floor barely lights see past the desk (or its darkest corner).
+        usable = (pixels < CLIPPED) & (lighting.min(axis=-1, keepdims=True) > 0.05)
+        counts = usable.sum(axis=0)
+        means = np.where(usable, colour, 0.0).sum(axis=0) / np.maximum(counts, 1)
+        # A channel clipped everywhere: at least as bright as its brightest bound.
+        background = np.clip(np.where(counts > 0, means, colour.max(axis=0)), 0, 1)
     # The desk's own pattern where the frames saw it (wood grain, a mat's grid ...).
     desk = desk_texture_from(recording, geometry, twin, response, PROBE_GREY)
     twin.set_camera()

@@ -8,6 +8,14 @@ sample of the desk's own colour at that point; averaged on a grid over the work 
 they are a texture the twin can paint on its floor (:func:`desk_texture_from`). Where
 no frame saw the desk, the texture holds the mean colour.
 
+A light desk under a bright lamp saturates the camera: a clipped channel says only
+"at least this bright", and read as a value it paints the twin's desk darker than the
+arm's camera sees it (a light-wood desk at 0.74 red read as 0.55 where it clipped, and
+the twin's images came out 35 levels darker than the arm's). Clipped samples are
+left out; a texel seen only clipped takes the unclipped mean or its bound, whichever
+is brighter. Pixels beside the jaws or the cube mix their colour into the desk's and
+are left out too.
+
 The grid is one tile of the twin's floor texture (``DESK_EXTENT_M`` square, aligned
 with the sim frame's origin, as MuJoCo repeats a uniform plane texture).
 """
@@ -16,16 +24,20 @@ from __future__ import annotations
 
 import numpy as np
 from PIL import Image
+from scipy.ndimage import binary_dilation
 
 from realgap.diagnose.joints import analysis_frames
 from realgap.policy_io import undo_tone
 from realgap.sim.dressing import DESK_EXTENT_M
 from realgap.sim.render import cube_mask, jaw_mask
+from realgap.sim.twin_camera import TwinCamera
 
 TEXELS = 256
 """Texture side: 2 mm per texel over the tile."""
 MIN_COVERAGE = 0.02
 """Below this share of the tile seen, the texture says little: report, do not use."""
+CLIPPED = 250
+"""A frame's channel at or above this (of 255) is clipped: a lower bound, not a value."""
 
 
 def floor_points(camera, angles: np.ndarray, cube_xy, shape) -> np.ndarray:
@@ -58,29 +70,50 @@ def desk_texture_from(
     shape = frames.shape[1:3]
     angles = recording.pose_readings - geometry.offsets_rad
     total = np.zeros((TEXELS, TEXELS, 3))
-    count = np.zeros((TEXELS, TEXELS))
+    count = np.zeros((TEXELS, TEXELS, 3))  # unclipped samples, per channel
+    bound = np.zeros((TEXELS, TEXELS, 3))  # the brightest clipped sample's lower bound
+    seen = np.zeros((TEXELS, TEXELS), dtype=bool)
+    # The lighting as the twin will paint the texture: on a floor textured a uniform
+    # grey (MuJoCo lights a textured floor differently from a plain-coloured one: a
+    # plain 0.5 grey read 172 of 255 where a 0.5 texture read 128).
+    grey = np.full((8, 8, 3), round(probe_grey * 255), dtype=np.uint8)
+    probe = TwinCamera(recording.task, shape, floor_texture=grey)
+    probe.set_camera(geometry.mount_offset_m, geometry.mount_rotation_deg, geometry.fov_delta_deg)
     for frame, joints, cube in zip(frames, angles, recording.cube_positions):
         labels = camera.labels(joints, cube)
-        desk = (labels == 0) & ~jaw_mask(frame) & ~cube_mask(frame)
-        camera.set_background((probe_grey,) * 3)
-        lighting = camera.render(joints, cube).astype(float) / 255 / probe_grey
-        camera.set_background((0.0, 0.0, 0.0))
+        objects = (labels != 0) | jaw_mask(frame) | cube_mask(frame)
+        desk = ~binary_dilation(objects)
+        lighting = probe.render(joints, cube).astype(float) / float(grey[0, 0, 0])
         points = floor_points(camera, joints, cube, shape)
         usable = desk & np.isfinite(points).all(axis=-1) & (lighting.min(axis=-1) > 0.05)
         if not usable.any():
             continue
         colour = undo_tone(frame[usable] / 255.0, **response) / lighting[usable]
+        clipped = frame[usable] >= CLIPPED
         texel = np.floor((points[usable] % DESK_EXTENT_M) / DESK_EXTENT_M * TEXELS).astype(int)
         texel = np.clip(texel, 0, TEXELS - 1)
         # An image row is a sim y, a column a sim x (as dressing paints the floor).
-        np.add.at(total, (texel[:, 1], texel[:, 0]), colour)
-        np.add.at(count, (texel[:, 1], texel[:, 0]), 1)
-    seen = count > 0
+        at = (texel[:, 1], texel[:, 0])
+        np.add.at(total, at, np.where(clipped, 0.0, colour))
+        np.add.at(count, at, ~clipped)
+        np.maximum.at(bound, at, np.where(clipped, colour, 0.0))
+        seen[at] = True
+    probe.close()
     coverage = float(seen.mean())
     if coverage < MIN_COVERAGE:
         return None
-    mean = total[seen].sum(axis=0) / count[seen].sum()
-    texture = np.where(seen[..., None], total / np.maximum(count, 1)[..., None], mean)
+    texture = np.empty((TEXELS, TEXELS, 3))
+    for channel in range(3):
+        measured = count[..., channel] > 0
+        if measured.any():
+            mean = total[..., channel][measured].sum() / count[..., channel][measured].sum()
+        else:  # clipped wherever seen: the bound is all there is
+            mean = bound[..., channel][seen].max()
+        value = total[..., channel] / np.maximum(count[..., channel], 1)
+        only_bound = seen & ~measured
+        value[only_bound] = np.maximum(mean, bound[..., channel][only_bound])
+        value[~seen] = mean
+        texture[..., channel] = value
     return (np.clip(texture, 0, 1) * 255 + 0.5).astype(np.uint8), coverage
 
 

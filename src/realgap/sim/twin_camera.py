@@ -7,6 +7,7 @@ import mujoco
 import numpy as np
 
 from realgap.sim import robot
+from realgap.sim.dressing import SceneDressing, compile_dressed
 from realgap.sim.render import set_wrist_camera
 from realgap.sim.scene import (
     ASIDE_XY,
@@ -26,12 +27,18 @@ class TwinCamera:
     """Renders the nominal twin's wrist view at given joint angles and cube position,
     optionally with the camera moved (``offset_m`` in the gripper frame,
     ``rotation_deg`` as a rotation vector in the camera frame). A bin or lower object
-    stands aside, as in the calibration session."""
+    stands aside, as in the calibration session. ``floor_texture`` (RGB uint8): a
+    textured desk, as the twin paints a measured one (MuJoCo lights a textured floor
+    differently from a plain-coloured one)."""
 
-    def __init__(self, task: str, shape: tuple[int, int]):
+    def __init__(self, task: str, shape: tuple[int, int], floor_texture: np.ndarray | None = None):
         self.task_name = task
         self.task = make_task(task)
-        self.model, _ = compile_scene(self.task.scene_config())
+        if floor_texture is None:
+            self.model, _ = compile_scene(self.task.scene_config())
+        else:
+            dressing = SceneDressing(desk=floor_texture)
+            self.model, _ = compile_dressed(self.task.scene_config(), dressing)
         self.data = mujoco.MjData(self.model)
         self.qadr = joint_ids(self.model)["qpos"]
         self.cube_qadr = self.model.joint(CUBE).qposadr[0]
