@@ -21,7 +21,7 @@ import numpy as np
 from scipy.ndimage import binary_erosion
 from scipy.optimize import least_squares
 
-from realgap.diagnose.desk import CLIPPED, desk_texture_from
+from realgap.diagnose.desk import CLIPPED, bounded_mean, desk_texture_from
 from realgap.diagnose.hand_eye import HandEyeFit, fit_hand_eye
 from realgap.diagnose.joints import analysis_frames
 from realgap.diagnose.recording import CalibrationRecording
@@ -80,10 +80,8 @@ def diagnose_camera(
         colour = undo_tone(pixels / 255, **response) / lighting
         # Pixels the grey floor barely lights see past the desk (or its darkest corner).
         usable = (pixels < CLIPPED) & (lighting.min(axis=-1, keepdims=True) > 0.05)
-        counts = usable.sum(axis=0)
-        means = np.where(usable, colour, 0.0).sum(axis=0) / np.maximum(counts, 1)
-        # A channel clipped everywhere: at least as bright as its brightest bound.
-        background = np.clip(np.where(counts > 0, means, colour.max(axis=0)), 0, 1)
+        total = np.where(usable, colour, 0.0).sum(axis=0)
+        background = np.clip(bounded_mean(total, usable.sum(axis=0), colour.max(axis=0)), 0, 1)
     # The desk's own pattern where the frames saw it (wood grain, a mat's grid ...).
     desk = desk_texture_from(recording, geometry, twin, response, PROBE_GREY)
     twin.set_camera()

@@ -102,19 +102,18 @@ def desk_texture_from(
     coverage = float(seen.mean())
     if coverage < MIN_COVERAGE:
         return None
-    texture = np.empty((TEXELS, TEXELS, 3))
-    for channel in range(3):
-        measured = count[..., channel] > 0
-        if measured.any():
-            mean = total[..., channel][measured].sum() / count[..., channel][measured].sum()
-        else:  # clipped wherever seen: the bound is all there is
-            mean = bound[..., channel][seen].max()
-        value = total[..., channel] / np.maximum(count[..., channel], 1)
-        only_bound = seen & ~measured
-        value[only_bound] = np.maximum(mean, bound[..., channel][only_bound])
-        value[~seen] = mean
-        texture[..., channel] = value
+    mean = bounded_mean(total[seen].sum(axis=0), count[seen].sum(axis=0), bound[seen].max(axis=0))
+    texture = total / np.maximum(count, 1)
+    only_bound = seen[..., None] & (count == 0)
+    texture = np.where(only_bound, np.maximum(mean, bound), texture)
+    texture[~seen] = mean
     return (np.clip(texture, 0, 1) * 255 + 0.5).astype(np.uint8), coverage
+
+
+def bounded_mean(total: np.ndarray, count: np.ndarray, bound: np.ndarray) -> np.ndarray:
+    """Per channel: the mean of the unclipped samples (their ``total`` over their
+    ``count``), or where every sample clipped, their brightest lower ``bound``."""
+    return np.where(count > 0, total / np.maximum(count, 1), bound)
 
 
 def save_texture(texture: np.ndarray, path) -> str:
