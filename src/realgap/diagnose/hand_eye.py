@@ -23,12 +23,11 @@ lens fitted from the start and held at a pinhole's until the last round; the bet
 fit goes on to the fine round; (4) uncertainties
 (:mod:`realgap.diagnose.hand_eye_uncertainty`): a bootstrap over poses on the final
 linearization (resample the poses, take one Gauss-Newton step, repeat; poses, not
-pixels, are the independent
-draws) combined with a resolution floor, because the bootstrap alone cannot see
-that the camera's masks and the twin's differ systematically at their edges, and
-with the spread a hand-placed cube (half a millimetre off its mark) and the cube's
-size (measured or not) put on the fit: the lift and elbow offsets trade against the
-cube's distance.
+pixels, are the independent draws) combined with a resolution floor, because the
+bootstrap alone cannot see that the camera's masks and the twin's differ
+systematically at their edges, and with the spread a hand-placed cube (half a
+millimetre off its mark) and the cube's size (measured or not) put on the fit: the
+lift and elbow offsets trade against the cube's distance.
 """
 
 from __future__ import annotations
