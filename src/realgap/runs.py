@@ -23,6 +23,7 @@ import csv
 import json
 import os
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,9 +127,10 @@ def check_writable_folder(path: str | Path) -> Path:
         raise ConfigError(f"{path}: exists and is not a folder")
     try:
         path.mkdir(parents=True, exist_ok=True)
-        probe = path / ".realgap-write-check"
-        probe.write_text("ok")
-        probe.unlink()
+        # A probe of its own: two runs checking one folder at once must not delete
+        # each other's (a fixed name made the second fail with "No such file").
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".realgap-write-check-"):
+            pass
     except OSError as error:
         raise ConfigError(f"{path}: cannot write results here ({error.strerror})") from None
     return path

@@ -3,6 +3,7 @@ a clear error for every bad input."""
 
 import json
 import logging
+import multiprocessing
 import os
 import signal
 import threading
@@ -161,6 +162,20 @@ def test_earlier_results_are_refused_overwritten_or_resumed(tmp_path):
         claim([earlier])
     assert claim([earlier], "resume") and earlier.exists()
     assert not claim([earlier], "overwrite") and not earlier.exists()
+
+
+def _check_folder_many_times(folder: str) -> None:
+    for _ in range(1500):
+        check_writable_folder(folder)
+
+
+def test_two_runs_checking_one_folder_at_once_both_pass(tmp_path):
+    # Two evaluations started side by side with --json into one folder: a shared probe
+    # name let one delete the other's probe, failing it with "No such file".
+    context = multiprocessing.get_context("fork")
+    with context.Pool(2) as pool:
+        pool.map(_check_folder_many_times, [str(tmp_path)] * 2)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_outputs_are_checked_before_anything_runs(tmp_path):
