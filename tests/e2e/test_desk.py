@@ -21,6 +21,12 @@ ROOMS = {
         "background_rgb = [0.74, 0.6, 0.47]\n[scene]\nlight_scale = 1.24\n"
     ),
     "wood_desk": '[desk]\ntexture = "wood"\nrgb = [0.45, 0.35, 0.25]\ncontrast = 0.35\n',
+    # A white paper desk the arm shades: in the light red and green clip, in the
+    # arm's shadow they do not.
+    "white_desk_in_shadow": (
+        '[camera]\nexposure_scale = 1.1\n[desk]\ntexture = "paper"\nrgb = [0.88, 0.86, 0.8]\n'
+        "contrast = 0.15\n[lights]\nshadows = true\n"
+    ),
 }
 
 
@@ -50,5 +56,13 @@ def test_the_twin_paints_the_learned_desk_as_bright_as_the_camera_saw_it(tmp_pat
         seen.append(frame[desk].astype(float))
         painted.append(tone(twin.render(joints, cube) / 255.0, *response)[desk] * 255)
     twin.close()
-    difference = np.concatenate(painted).mean(axis=0) - np.concatenate(seen).mean(axis=0)
-    assert np.all(np.abs(difference) < 8), difference
+    seen, painted = np.concatenate(seen), np.concatenate(painted)
+    difference = painted.mean(axis=0) - seen.mean(axis=0)
+    per_pixel = np.median(np.abs(painted - seen).mean(axis=1))
+    # Pixel by pixel: the desk's own colour, wherever the camera saw it in the light.
+    # Before the median over each texel's samples (every sample, a clipped one at its
+    # bound): 4.9 (light desk) and 10.8 levels (white desk), its shadow and the clipped
+    # channels' cyan painted in; after, 1.9 and 0.4.
+    assert per_pixel < 4, per_pixel
+    if "shadows" not in ROOMS[room]:  # the camera's mean includes the arm's shadow
+        assert np.all(np.abs(difference) < 8), difference

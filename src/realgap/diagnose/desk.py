@@ -9,12 +9,15 @@ they are a texture the twin can paint on its floor (:func:`desk_texture_from`). 
 no frame saw the desk, the texture holds the mean colour.
 
 A light desk under a bright lamp saturates the camera: a clipped channel says only
-"at least this bright", and read as a value it paints the twin's desk darker than the
-arm's camera sees it (a light-wood desk at 0.74 red read as 0.55 where it clipped, and
-the twin's images came out 35 levels darker than the arm's). Clipped samples are
-left out; a texel seen only clipped takes the unclipped mean or its bound, whichever
-is brighter. Pixels beside the jaws or the cube mix their colour into the desk's and
-are left out too.
+"at least this bright", and read as the only value it paints the twin's desk darker
+than the arm's camera sees it (a light-wood desk at 0.74 red read as 0.55 where it
+clipped, and the twin's images came out 35 levels darker than the arm's). Each texel
+takes the median of its samples, a clipped one at its bound: the same samples in
+every channel (left out per channel, the clipped ones turned a white desk cyan where
+only the arm's shadow was unclipped), and the arm's shadow, which most frames do not
+cast on a given texel, left out. Pixels beside the jaws or the cube mix their colour
+into the desk's and are left out too; a 3x3 median takes out the specks of texels
+seen once or twice far away.
 
 The grid is one tile of the twin's floor texture (``DESK_EXTENT_M`` square, aligned
 with the sim frame's origin, as MuJoCo repeats a uniform plane texture).
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 from PIL import Image
-from scipy.ndimage import binary_dilation
+from scipy.ndimage import binary_dilation, median_filter
 
 from realgap.diagnose.joints import analysis_frames
 from realgap.policy_io import undo_tone
@@ -69,10 +72,7 @@ def desk_texture_from(
     frames = analysis_frames(recording.pose_frames)
     shape = frames.shape[1:3]
     angles = recording.pose_readings - geometry.offsets_rad
-    total = np.zeros((TEXELS, TEXELS, 3))
-    count = np.zeros((TEXELS, TEXELS, 3))  # unclipped samples, per channel
-    bound = np.zeros((TEXELS, TEXELS, 3))  # the brightest clipped sample's lower bound
-    seen = np.zeros((TEXELS, TEXELS), dtype=bool)
+    texels, colours = [], []
     # The lighting as the twin will paint the texture: on a floor textured a uniform
     # grey (MuJoCo lights a textured floor differently from a plain-coloured one: a
     # plain 0.5 grey read 172 of 255 where a 0.5 texture read 128).
@@ -88,26 +88,45 @@ def desk_texture_from(
         usable = desk & np.isfinite(points).all(axis=-1) & (lighting.min(axis=-1) > 0.05)
         if not usable.any():
             continue
-        colour = undo_tone(frame[usable] / 255.0, **response) / lighting[usable]
-        clipped = frame[usable] >= CLIPPED
         texel = np.floor((points[usable] % DESK_EXTENT_M) / DESK_EXTENT_M * TEXELS).astype(int)
         texel = np.clip(texel, 0, TEXELS - 1)
         # An image row is a sim y, a column a sim x (as dressing paints the floor).
-        at = (texel[:, 1], texel[:, 0])
-        np.add.at(total, at, np.where(clipped, 0.0, colour))
-        np.add.at(count, at, ~clipped)
-        np.maximum.at(bound, at, np.where(clipped, colour, 0.0))
-        seen[at] = True
+        texels.append(texel[:, 1] * TEXELS + texel[:, 0])
+        colours.append(undo_tone(frame[usable] / 255.0, **response) / lighting[usable])
     probe.close()
+    if not texels:
+        return None
+    texel, colour = np.concatenate(texels), np.concatenate(colours)
+    seen = np.zeros(TEXELS * TEXELS, dtype=bool)
+    seen[texel] = True
     coverage = float(seen.mean())
     if coverage < MIN_COVERAGE:
         return None
-    mean = bounded_mean(total[seen].sum(axis=0), count[seen].sum(axis=0), bound[seen].max(axis=0))
-    texture = total / np.maximum(count, 1)
-    only_bound = seen[..., None] & (count == 0)
-    texture = np.where(only_bound, np.maximum(mean, bound), texture)
-    texture[~seen] = mean
+    texture = np.zeros((TEXELS * TEXELS, 3))
+    for channel in range(3):
+        # Every sample, a clipped one at its bound ("at least this bright"): the same
+        # samples in every channel, so a desk whose red clipped where the light fell
+        # and not in the arm's shadow does not turn cyan, and the median leaves the
+        # shadow out where most frames saw the texel in the light.
+        texture[:, channel] = texel_median(texel, colour[:, channel])
+    texture[~seen] = np.median(texture[seen], axis=0)
+    # Texels seen once or twice far away are noisy specks; the policy sees 16x16.
+    texture = median_filter(texture.reshape(TEXELS, TEXELS, 3), size=(3, 3, 1))
     return (np.clip(texture, 0, 1) * 255 + 0.5).astype(np.uint8), coverage
+
+
+def texel_median(texel: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Per texel (of ``TEXELS**2``), the median of its samples (0 where none): the
+    desk's own colour where a minority of the frames saw it under the arm's shadow."""
+    out = np.zeros(TEXELS * TEXELS)
+    if len(texel) == 0:
+        return out
+    order = np.lexsort((value, texel))
+    texel, value = texel[order], value[order]
+    present, start, count = np.unique(texel, return_index=True, return_counts=True)
+    middle = start + (count - 1) // 2
+    out[present] = (value[middle] + value[start + count // 2]) / 2
+    return out
 
 
 def bounded_mean(total: np.ndarray, count: np.ndarray, bound: np.ndarray) -> np.ndarray:
