@@ -32,6 +32,8 @@ lift and elbow offsets trade against the cube's distance.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -265,7 +267,8 @@ def fit_hand_eye(
                 f"{len(recording.pose_frames)} pose-sweep frames (need {min_frames}); place the "
                 "cube nearer the start pose's view, open the gripper, and record again"
             )
-        fit = _fit(coarse, fine, bootstrap, seed)
+        coarse_fits = _both_coarse_fits(coarse, recording, cube_size_m, cube_size_sigma_m)
+        fit = _fit(coarse, fine, coarse_fits, bootstrap, seed)
         fit.cube_size_sigma_m = cube_size_sigma_m
         fit.cube_shift_px = cube_shift_px(recording, fit)
         if fit.cube_shift_px is not None and fit.cube_shift_px > MAX_CUBE_SHIFT_PX:
@@ -322,13 +325,56 @@ def _coarse_fit(model: _SilhouetteModel, lens: bool) -> tuple[float, np.ndarray]
     return float(residual @ residual), x
 
 
-def _fit(model: _SilhouetteModel, fine: _SilhouetteModel, bootstrap: int, seed: int) -> HandEyeFit:
+def _both_coarse_fits(
+    model: _SilhouetteModel, recording, cube_size_m, cube_size_sigma_m
+) -> list[tuple[float, np.ndarray]]:
+    """The coarse stages twice: with the lens held at a pinhole's until the last round,
+    and fitted from the start. They are independent and each is about a quarter of
+    calibrate's time, so with a second core the second runs in a process of its own."""
+    if not concurrent_rendering():
+        return [_coarse_fit(model, lens) for lens in (False, True)]
+    # A thread, not a process: a spawned process re-imports the caller's main module
+    # (an unguarded script would start over), a forked one would share this process's
+    # OpenGL context. MuJoCo and OpenCV release the GIL; the thread renders through a
+    # context of its own (109 s against 132 s for a 32-pose fit on 2 cores).
+    with ThreadPoolExecutor(1) as pool:
+        apart = pool.submit(
+            _coarse_fit_apart, recording, model.supersample, cube_size_m, cube_size_sigma_m
+        )
+        here = _coarse_fit(model, lens=False)
+        return [here, apart.result()]
+
+
+def concurrent_rendering() -> bool:
+    """Whether a second thread may render beside this one: a second core, and a
+    headless OpenGL (EGL or OSMesa; GLFW wants its contexts on the main thread on
+    macOS)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (cores or 1) >= 2 and os.environ.get("MUJOCO_GL", "").lower() in ("egl", "osmesa")
+
+
+def _coarse_fit_apart(recording, supersample: int, cube_size_m, cube_size_sigma_m):
+    """:func:`_coarse_fit` with the lens from the start, on a model of its own."""
+    model = _SilhouetteModel(recording, supersample, cube_size_m, cube_size_sigma_m)
+    try:
+        return _coarse_fit(model, lens=True)
+    finally:
+        model.close()
+
+
+def _fit(
+    model: _SilhouetteModel,
+    fine: _SilhouetteModel,
+    coarse_fits: list[tuple[float, np.ndarray]],
+    bootstrap: int,
+    seed: int,
+) -> HandEyeFit:
     before = _rms(model.residuals(np.zeros(len(PARAMETERS))))
     # The coarse stages twice, the better kept: with the lens fitted from the start,
     # k1 found webcams' -0.04 to -0.07 (held at a pinhole's until the joints were near,
     # it stayed in a local minimum near 0) but wandered to +0.07-0.13 on two plain arms
     # of eight (silhouette RMS 0.07 against 0.035), taking the joints 1-3 degrees off.
-    _, x = min((_coarse_fit(model, lens) for lens in (False, True)), key=lambda pair: pair[0])
+    _, x = min(coarse_fits, key=lambda pair: pair[0])
     # ... and a last round on finer renders: edges to a quarter pixel.
     fine.blur_px = FINE_BLUR_PX
     x = _lens_within_limit(levenberg_marquardt(fine.residuals, x, STEP, 12, TOLERANCE))
