@@ -19,8 +19,8 @@ cube's centroids with that mount (finds the basin); (3) all thirteen values, the
 lens's k1 among them (:mod:`realgap.diagnose.lens`), by Levenberg-Marquardt on the
 jaw and cube silhouettes together (rendered ``supersample`` times finer and averaged
 down, so coverage varies smoothly). Stages 1-3's coarse rounds run twice, with the
-lens fitted from the start and held at a pinhole's until the last round; the better
-fit goes on to the fine round; (4) uncertainties
+lens fitted from the start and held at a pinhole's until the last round (side by side
+where a second core allows); the better fit goes on to the fine round; (4) uncertainties
 (:mod:`realgap.diagnose.hand_eye_uncertainty`): a bootstrap over poses on the final
 linearization (resample the poses, take one Gauss-Newton step, repeat; poses, not
 pixels, are the independent draws) combined with a resolution floor, because the
