@@ -6,7 +6,7 @@ on the table. With the camera's tone undone and the twin's lighting divided out 
 bright the twin renders a desk painted plain grey at that pixel), each such pixel is a
 sample of the desk's own colour at that point; averaged on a grid over the work area,
 they are a texture the twin can paint on its floor (:func:`desk_texture_from`). Where
-no frame saw the desk, the texture holds the mean colour.
+no frame saw the desk, the texture holds the median colour.
 
 A light desk under a bright lamp saturates the camera: a clipped channel says only
 "at least this bright", and read as the only value it paints the twin's desk darker

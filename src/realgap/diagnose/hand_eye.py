@@ -330,7 +330,7 @@ def _both_coarse_fits(
 ) -> list[tuple[float, np.ndarray]]:
     """The coarse stages twice: with the lens held at a pinhole's until the last round,
     and fitted from the start. They are independent and each is about a quarter of
-    calibrate's time, so with a second core the second runs in a process of its own."""
+    calibrate's time, so with a second core the second runs in a thread of its own."""
     if not concurrent_rendering():
         return [_coarse_fit(model, lens) for lens in (False, True)]
     # A thread, not a process: a spawned process re-imports the caller's main module
