@@ -21,7 +21,7 @@ import numpy as np
 from scipy.ndimage import binary_erosion
 from scipy.optimize import least_squares
 
-from realgap.diagnose.desk import CLIPPED, bounded_mean, desk_texture_from
+from realgap.diagnose.desk import desk_texture_from
 from realgap.diagnose.hand_eye import HandEyeFit, fit_hand_eye
 from realgap.diagnose.joints import analysis_frames
 from realgap.diagnose.recording import CalibrationRecording
@@ -36,6 +36,8 @@ PROBE_GREY = 0.5
 TONE_OUTLIER = 0.03
 """Residuals beyond this (0..1, about 8 of 255 levels: more than noise and MJPEG make)
 count linearly in the tone fit: shading the twin does not draw, not the response."""
+CLIPPED = 250
+"""A frame's channel at or above this (of 255) is clipped: a lower bound, not a value."""
 MIN_JAW_OPENING_RAD = 0.2
 """Below this gripper angle the two jaws' silhouettes merge (the rest pose closes them)."""
 
@@ -120,6 +122,12 @@ def diagnose_camera(
         "median_jaw_cells": float(np.median(jaw_cells)),
         "warnings": warnings,
     }
+
+
+def bounded_mean(total: np.ndarray, count: np.ndarray, bound: np.ndarray) -> np.ndarray:
+    """Per channel: the mean of the unclipped samples (their ``total`` over their
+    ``count``), or where every sample clipped, their brightest lower ``bound``."""
+    return np.where(count > 0, total / np.maximum(count, 1), bound)
 
 
 def fit_tone(frames: np.ndarray, renders: np.ndarray) -> dict:

@@ -39,8 +39,6 @@ TEXELS = 256
 """Texture side: 2 mm per texel over the tile."""
 MIN_COVERAGE = 0.02
 """Below this share of the tile seen, the texture says little: report, do not use."""
-CLIPPED = 250
-"""A frame's channel at or above this (of 255) is clipped: a lower bound, not a value."""
 
 
 def floor_points(camera, angles: np.ndarray, cube_xy, shape) -> np.ndarray:
@@ -127,12 +125,6 @@ def texel_median(texel: np.ndarray, value: np.ndarray) -> np.ndarray:
     middle = start + (count - 1) // 2
     out[present] = (value[middle] + value[start + count // 2]) / 2
     return out
-
-
-def bounded_mean(total: np.ndarray, count: np.ndarray, bound: np.ndarray) -> np.ndarray:
-    """Per channel: the mean of the unclipped samples (their ``total`` over their
-    ``count``), or where every sample clipped, their brightest lower ``bound``."""
-    return np.where(count > 0, total / np.maximum(count, 1), bound)
 
 
 def save_texture(texture: np.ndarray, path) -> str:
