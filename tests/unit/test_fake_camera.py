@@ -186,6 +186,7 @@ def test_a_profile_without_the_sections_is_the_plain_camera():
         ("[lights]\nextra = [{pos_m = [0, 0, -0.1], intensity = 1}]\n", "above the desk"),
         ("[clutter]\nobjects = -1\n", "clutter.objects"),
         ("[clutter]\nobjects = 2.5\n", "clutter.objects"),
+        ("[scene]\nshadows = true\n", "scene.shadows is a twin's room"),
     ],
 )
 def test_bad_room_and_sensor_values_are_refused_naming_file_and_key(tmp_path, section, expected):
@@ -196,12 +197,12 @@ def test_bad_room_and_sensor_values_are_refused_naming_file_and_key(tmp_path, se
     assert str(path) in str(refused.value) and expected in str(refused.value)
 
 
-def twin_images(seed=0, moves=2, **widths):
+def twin_images(seed=0, moves=2, centre=None, **widths):
     """The batched twin's policy images after a few moves, under ``widths`` only."""
     from realgap.sim.batched_env import BatchedEnv
     from realgap.sim.randomization import DomainRandomization
 
-    randomization = replace(DomainRandomization.none(), **widths)
+    randomization = replace(DomainRandomization.none(centre), **widths)
     env = BatchedEnv("Reach", 4, randomization=randomization, seed=seed)
     obs, _ = env.reset(seed=seed)
     for _ in range(moves):
@@ -228,6 +229,18 @@ def test_each_twin_camera_width_changes_the_policy_image(widths):
     plain = twin_images(**plain_widths)
     changed = twin_images(**widths)
     assert np.abs(changed - plain).mean() > 0.5, widths
+
+
+def test_a_room_that_casts_shadows_shadows_every_episode_of_its_twin():
+    # rig.toml's scene.shadows: the arm's twin draws the shadow with no width at all,
+    # as shadow_p = 1 would, and the draws after it do not move.
+    from realgap.sim.twin import TwinParams
+
+    light = {"background_value": (0.7, 0.7)}
+    room = TwinParams().updated({"scene": {"shadows": True}}, "test")
+    shadowed = twin_images(centre=room, **light)
+    assert np.array_equal(shadowed, twin_images(shadow_p=1.0, **light))
+    assert np.abs(shadowed - twin_images(**light)).mean() > 0.5
 
 
 def test_the_twins_vignetting_darkens_corners_more_than_the_centre():

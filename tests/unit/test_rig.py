@@ -3,6 +3,7 @@
 import pytest
 
 from realgap.adapt.rig import DEFAULT_SIGMA, load_rig
+from realgap.adapt.section import calibration_lines
 from realgap.sim.calibration import Calibration
 from realgap.sim.twin import TwinParamsError
 
@@ -21,9 +22,24 @@ def test_rig_values_and_uncertainties(tmp_path):
     assert calibration.twin().cube.mass_kg == 0.011
 
 
+def test_a_room_that_casts_shadows_is_the_users_to_say(tmp_path):
+    rig = tmp_path / "rig.toml"
+    rig.write_text("[scene]\nshadows = true\n")
+    values = load_rig(rig)
+    assert values == {"scene.shadows": (True, None)}
+    calibration = Calibration()
+    calibration.measure("scene.shadows", *values["scene.shadows"])
+    assert calibration.through_bridge().twin().scene.shadows is True
+    assert "scene.shadows" not in calibration.uncertainty
+    assert "scene.shadows = true" in calibration_lines(calibration)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
+        ("[scene]\nlight_scale = 2.0\n", "scene.light_scale"),
+        ("[scene]\nshadows = 1\n", "shadows"),
+        ('[scene]\nshadows = true\n[uncertainty]\n"scene.shadows" = 0.1\n', "no uncertainty"),
         ("[servo]\nkp_scale = 0.5\n", "come from the calibration recording"),
         ("[cube]\nmass_kg = -1\n", "mass_kg"),
         ("[cube]\nweight = 1\n", "weight"),

@@ -72,6 +72,8 @@ def format_value(value) -> str:
     texture) by its name."""
     if isinstance(value, str):
         return Path(value).name
+    if isinstance(value, bool):  # before the number: a bool is an int
+        return "true" if value else "false"
     if isinstance(value, list):
         return "[" + ", ".join(f"{v:.3g}" for v in value) + "]"
     return f"{value:.3g}"

@@ -134,6 +134,12 @@ class RealityProfile:
                 f"{source}: camera.background_texture is a twin's learned desk; a fake "
                 "arm's desk is its [desk] section (texture, rgb, contrast, scale_m)"
             )
+        scene = data.get("scene")
+        if isinstance(scene, dict) and "shadows" in scene:
+            raise ProfileError(
+                f"{source}: scene.shadows is a twin's room (a user's rig.toml); a fake "
+                "arm's shadows are its [lights] shadows, which its own camera draws"
+            )
         appearance = parse_appearance(data, source, ProfileError)
         twin = parse_sections(TwinParams(), data, source, ProfileError)
         return cls(

@@ -57,7 +57,8 @@ def twin_dressing(randomization: DomainRandomization) -> SceneDressing | None:
     ``camera.background_texture``), the desk bank when desks are textured, a shadow map
     when shadows are drawn; None: nothing."""
     bank = desk_bank() if randomization.desk_texture_p > 0 else ()
-    shadow_map = TWIN_SHADOW_MAP if randomization.shadow_p > 0 else 0
+    drawn = randomization.shadow_p > 0 or randomization.centre.scene.shadows
+    shadow_map = TWIN_SHADOW_MAP if drawn else 0
     measured = randomization.centre.camera.background_texture
     desk = load_desk_image(measured) if measured else None
     if not bank and not shadow_map and desk is None:

@@ -157,7 +157,9 @@ def sample_episode(config: DomainRandomization, rng: np.random.Generator, n: int
     fraction = np.where(speed_drawn, fraction, 1.0)
     textured = later.random(n) < config.desk_texture_p
     pattern = np.where(textured, later.integers(0, DESK_PATTERNS, n), -1)
-    shadows = later.random(n) < config.shadow_p
+    # A room that casts shadows casts them in every episode; the draw is made either
+    # way so that the draws after it do not move.
+    shadows = (later.random(n) < config.shadow_p) | c.scene.shadows
     blur = _uniform(later, config.blur_px, n)
     k1 = _uniform(later, config.distortion_k1, n)
     vignetting = _uniform(later, config.vignetting, n)

@@ -16,7 +16,7 @@ key is optional and defaults to the nominal twin::
               latency_steps
     [camera]  offset_m (3), rotation_deg (3), fov_deg_delta, exposure_scale,
               gamma, black_level, background_rgb, background_texture (an image path)
-    [scene]   light_scale
+    [scene]   light_scale, shadows
     [control] rate_hz
     [placement] offset_xy_m (2)
 
@@ -110,6 +110,10 @@ class CameraParams:
 class SceneParams:
     light_scale: float = 1.0
     """Multiplies the scene light's intensity."""
+    shadows: bool = False
+    """The room's light casts the arm's shadow on the desk in every episode (a user's
+    ``rig.toml`` says so; images alone did not tell). A fake arm's own room is its
+    profile's ``[lights]``, which no twin reads."""
 
 
 @dataclass(frozen=True)
