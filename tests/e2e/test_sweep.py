@@ -166,6 +166,17 @@ def test_the_appearance_sweep_still_measures_what_its_results_page_reports():
     assert spec.speed == (15.0, 0.6) and len(runs) == 5
 
 
+def test_the_grasp_desks_sweep_compares_what_the_cube_defaults_moved_between():
+    spec = load_sweep("sweeps/grasp_desks.toml")
+    runs = {run.setting: run for run in spec.runs() if run.seed == 0}
+    before = runs["dark cloths (before)"]
+    assert before.args_fields() == {"architecture": "student", "dagger_rounds": 16}
+    after = runs["desks and shadows, standardized images"]
+    assert after.randomization()["shadow_p"] == 0.5
+    assert after.args_fields()["architecture"] == "desk_invariant"
+    assert spec.task == "PickCube" and spec.speed == (15.0, 0.15) and len(spec.runs()) == 6
+
+
 def test_a_profile_file_is_named_by_its_name_or_stem(tmp_path):
     from realgap.sweep.spec import world_label
 

@@ -174,10 +174,22 @@ def test_can_tasks_get_the_cans_layout_and_refuse_a_can_under_the_jaws(tmp_path)
 
 def test_place_can_trains_longer_than_place_cube_by_default():
     """The can's student needs 40 DAgger rounds to reach 90% (docs/training.md); the
-    rest of its recipe is PlaceCube's."""
+    rest of its recipe is PlaceCube's, but for the cube's standardized images."""
     cube, can = args_for_task("PlaceCube"), args_for_task("PlaceCan")
-    assert (cube.dagger_rounds, can.dagger_rounds) == (24, 40)
-    assert replace(can, task="PlaceCube", dagger_rounds=24) == cube
+    assert (cube.dagger_rounds, can.dagger_rounds) == (36, 40)
+    assert (cube.architecture, can.architecture) == ("desk_invariant", "student")
+    assert replace(can, task="PlaceCube", dagger_rounds=36, architecture="desk_invariant") == cube
+
+
+def test_the_cube_tasks_train_on_any_desk_and_the_cans_on_dark_cloths():
+    """PickCube and PlaceCube: desks black to white, shadows on half, standardized
+    images (docs/training.md); the cans keep the dark cloths they were measured on."""
+    for cube, can in (("PickCube", "PickCan"), ("PlaceCube", "PlaceCan")):
+        cube_widths, _ = training_worlds(args_for_task(cube))
+        can_widths, _ = training_worlds(args_for_task(can))
+        assert cube_widths.background_value == (0.0, 0.9) and cube_widths.shadow_p == 0.5
+        assert can_widths.background_value == (0.0, 0.18) and can_widths.shadow_p == 0.0
+        assert args_for_task(can).architecture == "student"
 
 
 def test_stack_tasks_drive_a_quarter_of_their_dagger_envs_by_the_expert_by_default():

@@ -207,12 +207,17 @@ def under_start_jaws(xy: np.ndarray, radius_m: float) -> np.ndarray:
 
 
 DARK_CLOTHS: dict = {"background_value": (0.0, 0.18), "desk_texture_p": 0.0}
-"""The desks of the grasping tasks' defaults: black and dark flat cloths, as before the
-light desks. At their shipped DAgger rounds the light desks cost these students most
+"""The desks of the cans' and Stack's defaults: black and dark flat cloths, as before the
+light desks. At their shipped DAgger rounds the light desks cost the plain student most
 of the nominal sim (PickCube 84-91% -> 50%, PlaceCube 86-89% -> 20%, one seed, 64
-episodes); PickCube needed 32 rounds (346 s) to reach 83% again
-(docs/results/2026-12-05-appearance.md). A light desk is a ``--randomization`` file,
-or ``realgap adapt``, away."""
+episodes; docs/results/2026-12-05-appearance.md). A light desk is a ``--randomization``
+file, or ``realgap adapt``, away."""
+
+SHADOWED_DESKS: dict = {"shadow_p": 0.5}
+"""PickCube's and PlaceCube's desks: the default desks, black to white and half of them
+patterned, and the arm's shadow on half of them, for a student that standardizes each
+image (``desk_invariant``). Without the shadows PickCube scored 44% on the white webcam
+desk, with them 89% (27 trials each; docs/training.md)."""
 
 
 class CanObject:

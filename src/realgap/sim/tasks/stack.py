@@ -65,7 +65,7 @@ class StackCube(Task):
     instruction = "put the red cube on the blue cube"
     randomization: ClassVar[dict] = {
         "cube_friction_scale": (0.1, 1.0),
-        **DARK_CLOTHS,  # as every grasping task (base.DARK_CLOTHS says why)
+        **DARK_CLOTHS,  # as the cans (base.DARK_CLOTHS says why)
     }
     train_defaults: ClassVar[dict[str, dict]] = {
         # Stacking is slow to learn by DAgger: StackCube's student scored 31% after 24
