@@ -6,7 +6,8 @@ Usage: python benchmarks/bench_adapt.py POLICY [--profiles reference_pitfalls ..
 
 ``--random N`` adapts on N random arms (realgap.bridge.random_arms, seeds S..S+N-1)
 instead of the named profiles: arms nobody tuned to. Each arm's rig.toml is written
-from its hidden cube (as a user would weigh and measure it).
+from its hidden cube (as a user would weigh and measure it) and whether its room casts
+shadows (as a user would see).
 
 For each fake arm: the whole adapt run (record, hand-eye calibration, retrain in the
 arm's twin with the budget, matched before/after). Prints success inside the training
@@ -51,11 +52,15 @@ def main() -> None:
     rows = []
     for name, profile in arms.items():
         rig = args.rig
-        if args.random:  # the user weighs and measures their cube
+        if args.random:  # the user weighs and measures their cube, and looks for shadows
             rig = args.out / name / "rig.toml"
             rig.parent.mkdir(parents=True, exist_ok=True)
             cube = profile.twin.cube
-            rig.write_text(f"[cube]\nmass_kg = {cube.mass_kg}\nsize_m = {cube.size_m}\n")
+            shadows = "true" if profile.appearance.lights.shadows else "false"
+            rig.write_text(
+                f"[cube]\nmass_kg = {cube.mass_kg}\nsize_m = {cube.size_m}\n"
+                f"[scene]\nshadows = {shadows}\n"
+            )
         config = AdaptConfig(
             policy=args.policy,
             out=args.out / name,
