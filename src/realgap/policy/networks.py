@@ -291,8 +291,8 @@ class MemoryRunner:
 class DeskInvariantPolicy(VisualPolicy):
     """:class:`VisualPolicy` whose images are standardized one by one
     (``ImageEncoder(normalize=True)``), for policies trained on desks from black to
-    white (``--architecture desk_invariant``; no task's default yet). Same weights'
-    shapes, so the parameter count is unchanged."""
+    white (``--architecture desk_invariant``; PickCube's and PlaceCube's default). Same
+    weights' shapes, so the parameter count is unchanged."""
 
     def __init__(self, image_size: int = 16, state_dim: int = 12, hidden: int = 256):
         super().__init__(image_size, state_dim, hidden, normalize_images=True)
