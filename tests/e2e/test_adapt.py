@@ -39,13 +39,11 @@ def adapted(tmp_path_factory):
     typical = typical.replace("offset_xy_m = [0.0, 0.0]", f"offset_xy_m = {BACK_EDGE}")
     room = (
         '\n[desk]\ntexture = "wood"\nrgb = [0.5, 0.38, 0.24]\ncontrast = 0.35\n'
-        "\n[lights]\nshadows = true\nextra = [{pos_m = [0.1, 0.3, 0.45], intensity = 0.3}]\n"
+        "\n[lights]\nextra = [{pos_m = [0.1, 0.3, 0.45], intensity = 0.3}]\n"
     )
     profile.write_text(typical + room)
     assert load_profile(profile).twin.placement.offset_xy_m == tuple(BACK_EDGE)
-    rig = folder / "rig.toml"  # the user sees the arm's shadow on the desk, and says so
-    rig.write_text("[scene]\nshadows = true\n")
-    argv = ["adapt", str(policy), "--world", "fake", "--profile", str(profile), "--rig", str(rig)]
+    argv = ["adapt", str(policy), "--world", "fake", "--profile", str(profile)]
     assert main([*argv, "--out", str(out), "--quick"]) == 0
     return policy, out
 
@@ -69,8 +67,6 @@ def test_adapt_writes_calibration_policy_before_after_and_report(adapted):
     assert calibration.values["servo.latency_steps"] == 1
     seen = Calibration.load(out / "training_calibration.json")
     assert seen.values["joints.zero_offset_deg"] == [0.0] * 6
-    # The room's shadows, from rig.toml, are in the twin the retraining is centred on.
-    assert seen.twin().scene.shadows is True
     for measured in (calibration, seen):
         offset = measured.values["placement.offset_xy_m"]
         assert abs(offset[0] - BACK_EDGE[0]) < 0.006 and abs(offset[1]) < 0.006
