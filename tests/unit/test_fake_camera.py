@@ -187,6 +187,7 @@ def test_a_profile_without_the_sections_is_the_plain_camera():
         ("[clutter]\nobjects = -1\n", "clutter.objects"),
         ("[clutter]\nobjects = 2.5\n", "clutter.objects"),
         ("[scene]\nshadows = true\n", "scene.shadows is a twin's room"),
+        ("[camera]\nbackground_texture = 'desk.png'\n", "is a twin's learned desk"),
     ],
 )
 def test_bad_room_and_sensor_values_are_refused_naming_file_and_key(tmp_path, section, expected):

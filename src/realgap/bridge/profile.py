@@ -71,6 +71,13 @@ HARDWARE_KEYS = {
 }
 """(TOML section, key) -> :class:`HardwareBehaviour` field."""
 _HARDWARE_ONLY = {"thermal"}
+TWIN_ONLY = {
+    ("camera", "background_texture"): "is a twin's learned desk; a fake arm's desk is its "
+    "[desk] section (texture, rgb, contrast, scale_m)",
+    ("scene", "shadows"): "is a twin's room (a user's rig.toml); a fake arm's shadows are its "
+    "[lights] shadows, which its own camera draws",
+}
+"""Twin keys a profile may not set: the fake arm's own room and desk say them."""
 _LIMITS = {"heating_c_per_nm2_s": (0, 1), "cooling_per_s": (0, 1)}
 
 
@@ -128,18 +135,10 @@ class RealityProfile:
                 raise ProfileError(
                     f"{source}: {section}.{sorted(leftover)[0]}: unknown key; known keys: {known}"
                 )
-        camera = data.get("camera")
-        if isinstance(camera, dict) and "background_texture" in camera:
-            raise ProfileError(
-                f"{source}: camera.background_texture is a twin's learned desk; a fake "
-                "arm's desk is its [desk] section (texture, rgb, contrast, scale_m)"
-            )
-        scene = data.get("scene")
-        if isinstance(scene, dict) and "shadows" in scene:
-            raise ProfileError(
-                f"{source}: scene.shadows is a twin's room (a user's rig.toml); a fake "
-                "arm's shadows are its [lights] shadows, which its own camera draws"
-            )
+        for (section, key), instead in TWIN_ONLY.items():
+            values = data.get(section)
+            if isinstance(values, dict) and key in values:
+                raise ProfileError(f"{source}: {section}.{key} {instead}")
         appearance = parse_appearance(data, source, ProfileError)
         twin = parse_sections(TwinParams(), data, source, ProfileError)
         return cls(
