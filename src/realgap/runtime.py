@@ -5,6 +5,14 @@ from __future__ import annotations
 import os
 
 
+def available_cores() -> int:
+    """Cores this process may run on (its affinity where the OS says, as in a container
+    or under ``taskset``; else the machine's count)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(len(os.sched_getaffinity(0)), 1)
+    return os.cpu_count() or 1
+
+
 def configure_rendering() -> None:
     """Render offscreen with EGL unless the user chose a backend already.
 

@@ -3,13 +3,17 @@ and the one place each is applied (physics rows, the wrist camera, latency)."""
 
 import json
 
+import mujoco
 import numpy as np
 import pytest
 
 from realgap.bridge.fake import FakeArm, FakeWorld
 from realgap.bridge.interfaces import VirtualClock
 from realgap.bridge.profile import RealityProfile
+from realgap.diagnose.recording import HOLD_WRITES
+from realgap.diagnose.twin import ServoTwin, delayed
 from realgap.policy_io import decode_action, tone
+from realgap.sim import robot
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.calibration import Calibration, CalibrationError, load_twin
 from realgap.sim.draws import sample_episode
@@ -114,6 +118,30 @@ def test_command_delay_is_one_line_for_every_world():
     assert outputs == [[1, 0], [2, 0], [3, 1]]
     delay.reset([1], np.full((1, 1), 9.0), latency=[1])
     assert delay.push(np.full((2, 1), 4.0)).ravel().tolist() == [4, 9]
+
+
+def test_the_servo_replay_delays_goals_as_the_fake_arm_does():
+    """The servo fit looks its delayed goals up at once; the fake arm pushes them."""
+    writes = np.arange(12.0).reshape(6, 2)
+    for latency in (0, 1, 3):
+        delay = CommandDelay(latency, writes[0])
+        pushed = [delay.push(write[None])[0] for write in writes]
+        assert np.array_equal(delayed(writes, latency), pushed), latency
+
+
+def test_the_servo_replay_without_contacts_is_the_replay_with_them():
+    """The replay skips contacts (a third of its time): the step responses are taken in
+    the air, so nothing the contacts would do may move the arm."""
+    free, touching = ServoTwin("PickCube"), ServoTwin("PickCube")
+    touching.model.opt.disableflags &= ~int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+    start = np.asarray(robot.KEYFRAMES["start"], dtype=float)  # where it is recorded
+    step = start + np.array([0.0, 0.1, 0.0, 0.0, 0.0, 0.0])
+    writes = np.array([start] * HOLD_WRITES + [step] * 10 + [start] * 10)
+    sample_write = np.repeat(np.arange(len(writes)), 4)
+    args = (start, writes, sample_write, 15.0, 60.0, 0.8, 1.2, 1.0, 1)
+    replayed = free.replay(*args, torque_limit_scale=0.7)
+    assert np.abs(replayed - touching.replay(*args, torque_limit_scale=0.7)).max() < 1e-9
+    assert np.ptp(replayed[:, 1]) > 0.05  # the step moved the joint
 
 
 def test_tone_response_black_is_never_black():

@@ -33,9 +33,11 @@ lift and elbow offsets trade against the cube's distance.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
+import cv2
 import numpy as np
 from scipy.ndimage import gaussian_filter
 
@@ -49,6 +51,7 @@ from realgap.diagnose.joints import (
 from realgap.diagnose.lens import K1_LIMIT, K1_UNITS, Lens
 from realgap.diagnose.recording import CalibrationRecording
 from realgap.errors import ConfigError
+from realgap.runtime import available_cores
 from realgap.sim.render import centroid, cube_mask, jaw_mask
 from realgap.sim.twin import TwinParams, check_value
 from realgap.sim.twin_camera import TwinCamera
@@ -177,6 +180,7 @@ class _SilhouetteModel:
         self.cube_size_m = TwinParams().cube.size_m if cube_size_m is None else cube_size_m
         self.cube_size_sigma_m = cube_size_sigma_m
         self.camera.set_cube_size(self.cube_size_m)
+        self.helper: _PoseHelper | None = None
 
     def set_mount(self, x: np.ndarray) -> None:
         # The render is wider than the frame by the lens's margin; the lens maps it back.
@@ -187,20 +191,30 @@ class _SilhouetteModel:
 
     def _coverage(self, mask: np.ndarray) -> np.ndarray:
         height, width = self.shape
-        s = self.supersample
         seen = self.lens.apply(mask.astype(np.float32), self.frame_fovy, self.k1)
-        return seen.reshape(height, s, width, s).mean(axis=(1, 3))
+        # Each frame pixel's share of its supersampled render pixels: OpenCV's area
+        # resize is that mean, ten times faster than numpy's over two strided axes.
+        return cv2.resize(seen, (width, height), interpolation=cv2.INTER_AREA)
 
     def _blurred(self, image: np.ndarray) -> np.ndarray:
         return gaussian_filter(image, self.blur_px) if self.blur_px else image
 
-    def per_pose(self, x: np.ndarray, jaws_only: bool = False) -> list[np.ndarray]:
+    def per_pose(
+        self, x: np.ndarray, jaws_only: bool = False, poses: slice | None = None
+    ) -> list[np.ndarray]:
         """One residual vector per pose (jaws, then cube unless ``jaws_only``), both
-        images blurred by ``blur_px``: wider basins, smoother finite differences."""
+        images blurred by ``blur_px``: wider basins, smoother finite differences. With a
+        ``helper``, it renders the second half of the poses meanwhile; ``poses``: only
+        those."""
+        if poses is None and self.helper is not None:
+            half = len(self.readings) // 2
+            far = self.helper.per_pose(self, x, jaws_only, slice(half, None))
+            return self.per_pose(x, jaws_only, slice(0, half)) + far.result()
         self.set_mount(x)
         offsets = np.append(np.deg2rad(x[:ARM_JOINTS]), 0.0)
         out = []
-        for index, joints in enumerate(self.readings):
+        for index in range(len(self.readings))[poses or slice(None)]:
+            joints = self.readings[index]
             image = self.camera.render(joints - offsets, self.cube_positions[index])
             pairs = [(jaw_mask(image), self.jaw_targets[index])]
             if not jaws_only:
@@ -226,7 +240,34 @@ class _SilhouetteModel:
         return edges(self.jaw_targets), edges(self.cube_targets)
 
     def close(self) -> None:
+        if self.helper is not None:
+            self.helper.close()
         self.camera.close()
+
+
+class _PoseHelper:
+    """A second copy of a silhouette model in a thread of its own (rendering through its
+    own OpenGL context), which renders part of the poses while the caller renders the
+    rest: the final fine fit and its uncertainties take half the time on two cores, with
+    the same residuals."""
+
+    def __init__(self, build: Callable[[], _SilhouetteModel]):
+        self._pool = ThreadPoolExecutor(1)
+        self._model = self._pool.submit(build).result()
+
+    def per_pose(self, caller: _SilhouetteModel, x: np.ndarray, jaws_only: bool, poses: slice):
+        """The caller's residuals of ``poses`` (its blur and cube marks), as a future."""
+        blur_px, cube_positions = caller.blur_px, caller.cube_positions.copy()
+
+        def render() -> list[np.ndarray]:
+            self._model.blur_px, self._model.cube_positions = blur_px, cube_positions
+            return self._model.per_pose(x, jaws_only, poses)
+
+        return self._pool.submit(render)
+
+    def close(self) -> None:
+        self._pool.submit(self._model.close).result()
+        self._pool.shutdown()
 
 
 def fit_hand_eye(
@@ -261,6 +302,10 @@ def fit_hand_eye(
         _SilhouetteModel(recording, scale, cube_size_m, cube_size_sigma_m) for scale in supersample
     )
     try:
+        if concurrent_rendering():
+            fine.helper = _PoseHelper(
+                lambda: _SilhouetteModel(recording, supersample[1], cube_size_m, cube_size_sigma_m)
+            )
         if len(coarse.keep) < min_frames:
             raise ConfigError(
                 f"the jaws and the cube are both visible in only {len(coarse.keep)} of "
@@ -349,8 +394,7 @@ def concurrent_rendering() -> bool:
     """Whether a second thread may render beside this one: a second core, and a
     headless OpenGL (EGL or OSMesa; GLFW wants its contexts on the main thread on
     macOS)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return (cores or 1) >= 2 and os.environ.get("MUJOCO_GL", "").lower() in ("egl", "osmesa")
+    return available_cores() >= 2 and os.environ.get("MUJOCO_GL", "").lower() in ("egl", "osmesa")
 
 
 def _coarse_fit_apart(recording, supersample: int, cube_size_m, cube_size_sigma_m):

@@ -16,11 +16,17 @@ one such arm as damping x3.15.
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
 import numpy as np
 from scipy.optimize import minimize
 
 from realgap.diagnose.recording import HOLD_WRITES, CalibrationRecording
 from realgap.diagnose.twin import ServoTwin
+from realgap.runtime import available_cores
 
 LATENCIES = (0, 1, 2, 3)
 FITTED = ("kp_scale", "damping_scale", "frictionloss_scale", "torque_limit_scale")
@@ -49,79 +55,128 @@ equally good explanation of the recording (a good arm's next basin is 5% or more
 the ambiguous arms' 0.1-1.2%)."""
 
 
-def identify_servos(recording: CalibrationRecording, offsets=None) -> dict:
-    """Fit ``kp_scale``, ``damping_scale``, ``frictionloss_scale`` and ``latency_steps``."""
-    offsets = np.zeros(6) if offsets is None else np.asarray(offsets, dtype=float)
-    samples = recording.step_samples - offsets
-    writes = recording.step_writes - offsets
-    # Responses relative to the first hold's mean: one noisy sample would bias a joint.
-    hold = recording.step_sample_write < HOLD_WRITES
-    observed = samples[:, :5] - samples[hold, :5].mean(axis=0)
-    twin = ServoTwin(recording.task)
+@dataclass
+class _ReplayFit:
+    """The recording's step responses, to compare with the twin's replays (each thread
+    replays on its own twin)."""
 
-    def residuals(log_scales: np.ndarray, latency: int) -> np.ndarray:
+    task: str
+    start: np.ndarray
+    writes: np.ndarray
+    sample_write: np.ndarray
+    control_hz: float
+    sample_hz: float
+    hold: np.ndarray
+    observed: np.ndarray
+    _local: threading.local = field(default_factory=threading.local, repr=False)
+
+    def residuals(self, log_scales: np.ndarray, latency: int) -> np.ndarray:
+        twin = getattr(self._local, "twin", None)
+        if twin is None:
+            twin = self._local.twin = ServoTwin(self.task)
         kp, damping, friction, torque = np.exp(log_scales)
         replay = twin.replay(
-            samples[0],
-            writes,
-            recording.step_sample_write,
-            recording.control_hz,
-            recording.sample_hz,
+            self.start,
+            self.writes,
+            self.sample_write,
+            self.control_hz,
+            self.sample_hz,
             kp,
             damping,
             friction,
             latency,
             torque_limit_scale=torque,
         )
-        return (replay[:, :5] - replay[hold, :5].mean(axis=0)) - observed
+        return (replay[:, :5] - replay[self.hold, :5].mean(axis=0)) - self.observed
 
-    def error(log_scales: np.ndarray, latency: int) -> float:
-        return float(np.mean(residuals(log_scales, latency) ** 2))
+    def error(self, log_scales: np.ndarray, latency: int) -> float:
+        return float(np.mean(self.residuals(log_scales, latency) ** 2))
 
-    fits = []
-    for latency in LATENCIES:
-        result = minimize(
-            error,
-            np.zeros(len(FITTED)),
-            args=(latency,),
-            method="Nelder-Mead",
-            options={"xatol": 0.01, "fatol": 1e-12, "maxfev": 200, "initial_simplex": _simplex()},
-        )
-        fits.append((result.fun, latency, result.x))
-    cost, latency, best = min(fits, key=lambda fit: fit[0])
-    # Polish the best latency's fit from where it stopped: the cap and the stiffness
-    # trade off along a valley the first simplex leaves early.
-    polished = minimize(
-        error,
-        best,
+
+def _polish(job: tuple[_ReplayFit, int, np.ndarray]) -> tuple[float, np.ndarray]:
+    """The fit at one latency polished from ``start``."""
+    fit, latency, start = job
+    result = minimize(
+        fit.error,
+        start,
         args=(latency,),
         method="Nelder-Mead",
         options={"xatol": 0.005, "fatol": 1e-12, "maxfev": 160},
     )
-    if polished.fun < cost:
-        cost, best = polished.fun, polished.x
-    # Stiffness and damping scaled together barely change a capped servo's response, and
-    # the replay's cost has shallow basins along that line: on random arm 3 the simplex
-    # stopped at half the true stiffness and damping. Polish from both sides as well and
-    # keep the best; basins that fit almost as well widen the uncertainty by how far
-    # they lie, since the recording cannot tell them apart.
-    basins = [(cost, best)]
-    for shift in (np.log(2.0), -np.log(2.0)):
-        other = minimize(
-            error,
-            best + shift * STIFFNESS_LINE,
-            args=(latency,),
-            method="Nelder-Mead",
-            options={"xatol": 0.005, "fatol": 1e-12, "maxfev": 160},
-        )
-        basins.append((float(other.fun), other.x))
+    return float(result.fun), result.x
+
+
+def _fit_latency(job: tuple[_ReplayFit, int]) -> tuple[float, int, np.ndarray]:
+    """The continuous scales' fit at one latency, from the nominal servo."""
+    fit, latency = job
+    result = minimize(
+        fit.error,
+        np.zeros(len(FITTED)),
+        args=(latency,),
+        method="Nelder-Mead",
+        options={"xatol": 0.01, "fatol": 1e-12, "maxfev": 200, "initial_simplex": _simplex()},
+    )
+    return float(result.fun), latency, result.x
+
+
+@contextmanager
+def _worker_map(jobs_at_once: int, workers: int | None = None):
+    """A ``map`` over threads, one per core by default. The servo fits are independent
+    and each replays the recording hundreds of times in MuJoCo, which releases the GIL
+    while it steps. Threads, not processes: a spawned process would re-run the user's
+    script (one that records on an arm, say). One worker: the builtin ``map``."""
+    workers = min(jobs_at_once, workers or available_cores())
+    if workers <= 1:
+        yield lambda function, jobs: list(map(function, jobs))
+        return
+    with ThreadPoolExecutor(workers) as pool:
+        yield lambda function, jobs: list(pool.map(function, jobs))
+
+
+def identify_servos(
+    recording: CalibrationRecording, offsets=None, workers: int | None = None
+) -> dict:
+    """Fit ``kp_scale``, ``damping_scale``, ``frictionloss_scale``, the torque cap and
+    ``latency_steps``; the latencies' fits run on ``workers`` threads (default: one
+    per core; the result is the same with any number)."""
+    offsets = np.zeros(6) if offsets is None else np.asarray(offsets, dtype=float)
+    samples = recording.step_samples - offsets
+    writes = recording.step_writes - offsets
+    # Responses relative to the first hold's mean: one noisy sample would bias a joint.
+    hold = recording.step_sample_write < HOLD_WRITES
+    problem = _ReplayFit(
+        recording.task,
+        samples[0],
+        writes,
+        recording.step_sample_write,
+        recording.control_hz,
+        recording.sample_hz,
+        hold,
+        samples[:, :5] - samples[hold, :5].mean(axis=0),
+    )
+    with _worker_map(len(LATENCIES), workers) as run:
+        fits = run(_fit_latency, [(problem, lat) for lat in LATENCIES])
+        cost, latency, best = min(fits, key=lambda fit: fit[0])
+        # Polish the best latency's fit from where it stopped: the cap and the stiffness
+        # trade off along a valley the first simplex leaves early.
+        polished_cost, polished = _polish((problem, latency, best))
+        if polished_cost < cost:
+            cost, best = polished_cost, polished
+        # Stiffness and damping scaled together barely change a capped servo's response,
+        # and the replay's cost has shallow basins along that line: on random arm 3 the
+        # simplex stopped at half the true stiffness and damping. Polish from both sides
+        # as well and keep the best; basins that fit almost as well widen the uncertainty
+        # by how far they lie, since the recording cannot tell them apart.
+        shifts = (np.log(2.0), -np.log(2.0))
+        others = run(_polish, [(problem, latency, best + s * STIFFNESS_LINE) for s in shifts])
+    basins = [(cost, best), *others]
     cost, best = min(basins, key=lambda basin: basin[0])
     ambiguity = np.zeros(len(FITTED))
     for other_cost, other in basins:
         if np.sqrt(other_cost) <= (1 + AMBIGUOUS_RMS) * np.sqrt(cost):
             ambiguity = np.maximum(ambiguity, np.abs(other - best))
     values = np.exp(best)
-    noise_sigma = _log_sigma(lambda x: residuals(x, latency), best)
+    noise_sigma = _log_sigma(lambda x: problem.residuals(x, latency), best)
     floor = np.array([MODEL_FLOOR[k] for k in FITTED])
     sigma = np.sqrt(noise_sigma**2 + floor**2 + ambiguity**2)
     out = {}
