@@ -177,6 +177,28 @@ def test_the_grasp_desks_sweep_compares_what_the_cube_defaults_moved_between():
     assert spec.task == "PickCube" and spec.speed == (15.0, 0.15) and len(spec.runs()) == 6
 
 
+def test_the_grasp_webcam_sweep_adds_only_the_webcam_to_the_cube_default():
+    """Its first setting must stay today's PickCube default, whatever the task's widths
+    become, so the comparison it reports is the webcam widths' alone."""
+    from realgap.sim.tasks import make_task
+
+    spec = load_sweep("sweeps/grasp_webcam.toml")
+    runs = {run.setting: run for run in spec.runs() if run.seed == 0}
+    default = runs["desks and shadows (the default)"].randomization()
+    webcam = runs["desks and shadows + the webcam's optics and sensor"].randomization()
+    added = {key for key in webcam if webcam[key] != default.get(key)}
+    assert added == {
+        "blur_px",
+        "distortion_k1",
+        "vignetting",
+        "white_balance",
+        "sensor_noise",
+        "jpeg_p",
+    }
+    assert default["shadow_p"] == make_task("PickCube").randomization["shadow_p"]
+    assert spec.speed == (15.0, 0.15) and len(spec.runs()) == 6
+
+
 def test_a_profile_file_is_named_by_its_name_or_stem(tmp_path):
     from realgap.sweep.spec import world_label
 
