@@ -302,15 +302,15 @@ def fit_hand_eye(
         _SilhouetteModel(recording, scale, cube_size_m, cube_size_sigma_m) for scale in supersample
     )
     try:
-        if concurrent_rendering():
-            fine.helper = _PoseHelper(
-                lambda: _SilhouetteModel(recording, supersample[1], cube_size_m, cube_size_sigma_m)
-            )
         if len(coarse.keep) < min_frames:
             raise ConfigError(
                 f"the jaws and the cube are both visible in only {len(coarse.keep)} of "
                 f"{len(recording.pose_frames)} pose-sweep frames (need {min_frames}); place the "
                 "cube nearer the start pose's view, open the gripper, and record again"
+            )
+        if concurrent_rendering():
+            fine.helper = _PoseHelper(
+                lambda: _SilhouetteModel(recording, supersample[1], cube_size_m, cube_size_sigma_m)
             )
         coarse_fits = _both_coarse_fits(coarse, recording, cube_size_m, cube_size_sigma_m)
         fit = _fit(coarse, fine, coarse_fits, bootstrap, seed)

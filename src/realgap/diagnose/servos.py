@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -119,26 +118,15 @@ def _fit_latency(job: tuple[_ReplayFit, int]) -> tuple[float, int, np.ndarray]:
     return float(result.fun), latency, result.x
 
 
-@contextmanager
-def _worker_map(jobs_at_once: int, workers: int | None = None):
-    """A ``map`` over threads, one per core by default. The servo fits are independent
-    and each replays the recording hundreds of times in MuJoCo, which releases the GIL
-    while it steps. Threads, not processes: a spawned process would re-run the user's
-    script (one that records on an arm, say). One worker: the builtin ``map``."""
-    workers = min(jobs_at_once, workers or available_cores())
-    if workers <= 1:
-        yield lambda function, jobs: list(map(function, jobs))
-        return
-    with ThreadPoolExecutor(workers) as pool:
-        yield lambda function, jobs: list(pool.map(function, jobs))
-
-
 def identify_servos(
     recording: CalibrationRecording, offsets=None, workers: int | None = None
 ) -> dict:
     """Fit ``kp_scale``, ``damping_scale``, ``frictionloss_scale``, the torque cap and
-    ``latency_steps``; the latencies' fits run on ``workers`` threads (default: one
-    per core; the result is the same with any number)."""
+    ``latency_steps``. The fits at each latency, and the polishes from either side, are
+    independent and replay the recording hundreds of times each in MuJoCo, which
+    releases the GIL while it steps: they run on ``workers`` threads (default: one per
+    core; the result is the same with any number). Threads, not processes: a spawned
+    process would re-run the caller's script (one that records on an arm, say)."""
     offsets = np.zeros(6) if offsets is None else np.asarray(offsets, dtype=float)
     samples = recording.step_samples - offsets
     writes = recording.step_writes - offsets
@@ -154,8 +142,8 @@ def identify_servos(
         hold,
         samples[:, :5] - samples[hold, :5].mean(axis=0),
     )
-    with _worker_map(len(LATENCIES), workers) as run:
-        fits = run(_fit_latency, [(problem, lat) for lat in LATENCIES])
+    with ThreadPoolExecutor(min(len(LATENCIES), workers or available_cores())) as pool:
+        fits = list(pool.map(_fit_latency, [(problem, lat) for lat in LATENCIES]))
         cost, latency, best = min(fits, key=lambda fit: fit[0])
         # Polish the best latency's fit from where it stopped: the cap and the stiffness
         # trade off along a valley the first simplex leaves early.
@@ -168,7 +156,8 @@ def identify_servos(
         # as well and keep the best; basins that fit almost as well widen the uncertainty
         # by how far they lie, since the recording cannot tell them apart.
         shifts = (np.log(2.0), -np.log(2.0))
-        others = run(_polish, [(problem, latency, best + s * STIFFNESS_LINE) for s in shifts])
+        starts = [best + shift * STIFFNESS_LINE for shift in shifts]
+        others = list(pool.map(_polish, [(problem, latency, start) for start in starts]))
     basins = [(cost, best), *others]
     cost, best = min(basins, key=lambda basin: basin[0])
     ambiguity = np.zeros(len(FITTED))

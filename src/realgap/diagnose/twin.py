@@ -64,9 +64,9 @@ class ServoTwin:
         d.qpos[self.qadr] = start
         d.ctrl[self.act] = writes[0]
         mujoco.mj_forward(m, d)
-        dt = m.opt.timestep
-        if int(settle_s / dt):
-            mujoco.mj_step(m, d, nstep=int(settle_s / dt))
+        settle_steps = int(settle_s / m.opt.timestep)
+        if settle_steps:
+            mujoco.mj_step(m, d, nstep=settle_steps)
         # What the servos act on after each write: the fake arm's CommandDelay, its
         # goals looked up at once rather than pushed one by one (a thousand replays).
         goals = np.clip(delayed(writes, latency), *robot.JOINT_RANGES.T)
