@@ -147,6 +147,7 @@ def test_retraining_is_ended_by_the_budget_not_the_task_round_count(tmp_path):
     run = RunFolder(config.out)
     args = retrain_args(config, "PickCube", run, [])
     assert args.dagger_rounds >= 1000 and args.time_budget_s == 600.0
+    assert not args.final_evaluation  # step 5 evaluates the adapted policy in the twin
     quick = retrain_args(replace(config, quick=True), "PickCube", run, [])
     assert quick.dagger_rounds == distill.QUICK["dagger_rounds"]
 

@@ -206,3 +206,36 @@ def test_a_student_average_outside_its_range_is_refused(tmp_path):
     args = distill.args_for_task("Reach", out=str(tmp_path), student_average=1.0)
     with pytest.raises(ConfigError, match="student_average"):
         distill.main(args)
+
+
+@pytest.mark.parametrize("final_evaluation", [True, False])
+def test_a_run_without_the_final_evaluation_reports_its_best_evaluation(
+    tmp_path, monkeypatch, final_evaluation
+):
+    """``realgap adapt`` evaluates the adapted policy in the arm's twin right after its
+    retraining; the retraining's own final evaluation would only repeat it, slowly."""
+    from realgap.train import common
+
+    scores = iter([0.4, 0.7, 0.5])
+    monkeypatch.setattr(dagger, "evaluate", lambda env, act, episodes, seed: next(scores))
+    fresh = []
+
+    def final(env, act, episodes, seed):
+        fresh.append(episodes)
+        return 0.25
+
+    monkeypatch.setattr(common, "evaluate", final)
+    args = distill.args_for_task(
+        "Reach",
+        out=str(tmp_path),
+        progress=False,
+        final_evaluation=final_evaluation,
+        **{**distill.QUICK, "dagger_steps": 4, "student_envs": 4, "student_updates": 1},
+    )
+    summary = distill.main(args)
+    if final_evaluation:
+        assert fresh == [64] and summary["success_rate_nominal"] == 0.25
+        assert summary["success_source"] == "64 fresh episodes"
+    else:
+        assert fresh == [] and summary["success_rate_nominal"] == 0.7
+        assert summary["success_source"] == "the kept student's own evaluation"

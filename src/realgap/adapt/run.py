@@ -378,6 +378,7 @@ def retrain_args(
         args,
         dagger_rounds=max(args.dagger_rounds, RETRAIN_ROUNDS),
         plateau_evals=PLATEAU_EVALS,
+        final_evaluation=False,  # step 5 evaluates it in the arm's twin, on the layout
     )
     if args.teacher != "ppo":
         # A scripted teacher reads the true state: nothing to reuse or fine-tune.

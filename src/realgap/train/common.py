@@ -119,10 +119,13 @@ def finish_run(
     seed: int,
     extra: dict | None = None,
     speeds: TrainedSpeeds | None = None,
+    known_success: float | None = None,
 ) -> dict:
     """Save the run's policy with its contract (``speeds``: those it trained over),
     evaluate it in the nominal sim (or the twin trained for), write the run's summary
-    and return it. ``extra`` goes into the contract's metadata and the summary."""
+    and return it. ``extra`` goes into the contract's metadata and the summary.
+    ``known_success``: a success rate already measured for these weights, reported
+    instead of a new evaluation (``success_source`` in the summary says which)."""
     parameters = parameter_count(policy)
     contract = PolicyContract.for_env(nominal, speeds)
     contract = PolicyContract(
@@ -132,11 +135,16 @@ def finish_run(
         }
     )
     save_policy(run.policy, policy, contract)
-    success = evaluate(nominal, policy_actor(policy, nominal), episodes, seed)
+    if known_success is None:
+        success = evaluate(nominal, policy_actor(policy, nominal), episodes, seed)
+        source = f"{episodes} fresh episodes"
+    else:
+        success, source = known_success, "the kept student's own evaluation"
     summary = {
         "task": task,
         "recipe": recipe,
         "success_rate_nominal": success,
+        "success_source": source,
         "seconds": round(time.perf_counter() - started, 1),
         "policy": str(run.policy),
         "parameters": parameters,

@@ -141,6 +141,11 @@ class Args:
     """Stop once an evaluation reaches this success (None: never). ``realgap adapt``
     gives the old policy's success in the nominal twin: reaching it in the arm's twin
     closes the gap, and further rounds only spend the budget."""
+    final_evaluation: bool = True
+    """Evaluate the shipped student once more, on fresh episodes, for the summary
+    (False: report its best evaluation's score instead; ``realgap adapt`` evaluates
+    the adapted policy in the arm's twin on its layout right after, so a second
+    evaluation there would only cost time: 64 slow-speed episodes)."""
     checkpoint_every_s: float = EVERY_S
     """Seconds between checkpoints (written at the end of a DAgger round); a run killed
     in between resumes from the last one (``realgap train --resume DIR``)."""
@@ -366,6 +371,7 @@ def main(args: Args) -> dict:
         seed=args.seed + 11,
         extra={"task": args.task, "eval_speed": args.eval_speed},
         speeds=trained_speeds(args),
+        known_success=None if args.final_evaluation else loop.best.score,
     )
     nominal.close()
     summary["checkpoints"] = checkpointer.report()
