@@ -31,12 +31,19 @@ from realgap.bridge.worlds import Spot, World, at_start_pose
 from realgap.errors import ConfigError
 from realgap.sim import robot
 from realgap.sim.failures import cube_in_view
-from realgap.sim.scene import ASIDE_XY, compile_scene, joint_ids
+from realgap.sim.scene import ASIDE_XY, CUBE, compile_scene, joint_ids
 from realgap.sim.tasks import make_task
 
 MIN_PINCH_HEIGHT_M = 0.055
 """Lowest pinch point of a sweep pose: 3 cm above a 2.5 cm cube, with room for a few
 degrees of joint zero error (the start pose holds it at 6 cm)."""
+MIN_OBJECT_CLEARANCE_M = 0.02
+"""Closest any part of the arm may come to the object on its mark, at a sweep pose and
+on the way there, judged in the nominal twin: a 3-degree lift zero error moves the
+jaws about 13 mm at the sweep's reach, a 3 cm cube stands 2.5 mm taller than the
+twin's, and soft servos sag. Random arm 4's sweep passed 8.5 mm from the nominal cube
+and pushed its 2.9 cm cube 4 mm off its mark, so its fit was refused. About 3% of
+the paths the table rule alone allows come closer than this."""
 SETTLE_S = 0.6
 """Wait at each pose before reading and capturing."""
 HOLD_WRITES = 8
@@ -177,11 +184,12 @@ def sweep_poses(
 ) -> list[np.ndarray]:
     """``count`` seeded poses around the start pose, checked in the twin: within the
     joint ranges; the object's centre in the middle of the view (:data:`CUBE_IN_VIEW`;
-    ``aspect`` is the camera frame's width over its height); and the pinch point at
-    least ``MIN_PINCH_HEIGHT_M`` above the table at the pose and on the way there from
-    the one before -- a sweep that dips toward the table knocks the cube off its mark
-    (it did, by 7 mm, on a soft-servo arm), and every frame after that lies about where
-    the cube is."""
+    ``aspect`` is the camera frame's width over its height); and, at the pose and on
+    the way there from the one before, the pinch point at least
+    ``MIN_PINCH_HEIGHT_M`` above the table and every part of the arm at least
+    ``MIN_OBJECT_CLEARANCE_M`` from the object -- a sweep that touches the cube knocks
+    it off its mark (by 7 mm dipping toward the table on a soft-servo arm, by 4 mm
+    passing beside a big cube), and every frame after that lies about where it is."""
     scene = make_task(task).scene_config()
     model, _ = compile_scene(scene)
     data = mujoco.MjData(model)
@@ -189,11 +197,21 @@ def sweep_poses(
     pinch = model.site(robot.PINCH_SITE).id
     camera = model.camera(robot.WRIST_CAMERA).id
     cube = np.array([[*robot.arm_to_sim(cube_xy), scene.object_half_height()]])
+    placed = model.joint(CUBE).qposadr[0]
+    data.qpos[placed : placed + 7] = [*cube[0], 1.0, 0.0, 0.0, 0.0]
+    target, arm_geoms = model.geom(CUBE).id, _arm_geoms(model)
 
-    def pinch_clear(pose: np.ndarray) -> bool:
+    def clear(pose: np.ndarray) -> bool:
         data.qpos[qpos] = pose
         mujoco.mj_kinematics(model, data)
-        return bool(data.site_xpos[pinch][2] >= MIN_PINCH_HEIGHT_M)
+        if data.site_xpos[pinch][2] < MIN_PINCH_HEIGHT_M:
+            return False
+        # mj_geomDistance returns its cap (cheaply) for pairs farther apart than it.
+        cap, unused = MIN_OBJECT_CLEARANCE_M, np.zeros(6)
+        return all(
+            mujoco.mj_geomDistance(model, data, geom, target, cap, unused) >= cap
+            for geom in arm_geoms
+        )
 
     def object_in_view(pose: np.ndarray) -> bool:
         data.qpos[qpos] = pose
@@ -218,16 +236,29 @@ def sweep_poses(
         pose = robot.KEYFRAMES["start"] + rng.uniform(-1, 1, 6) * POSE_EXCURSION_RAD
         if np.any(pose < low) or np.any(pose > high):
             continue
-        if not (pinch_clear(pose) and object_in_view(pose)):
+        if not (clear(pose) and object_in_view(pose)):
             continue
-        # The arm moves there in joint space: the way must clear the table too.
-        if not all(pinch_clear(previous + t * (pose - previous)) for t in (0.25, 0.5, 0.75)):
+        # The arm moves there in joint space: the way must clear the table and the object too.
+        if not all(clear(previous + t * (pose - previous)) for t in (0.25, 0.5, 0.75)):
             continue
         out.append(pose)
         previous = pose
         if len(out) == count:
             return out
     raise ConfigError(f"found only {len(out)} sweep poses clear of the table with the cube in view")
+
+
+def _arm_geoms(model: mujoco.MjModel) -> list[int]:
+    """The geoms that move with the arm's joints (the base stays put)."""
+    shoulder = model.joint(robot.JOINT_NAMES[0]).bodyid[0]
+    moving = set()
+    for body in range(model.nbody):
+        ancestor = body
+        while ancestor not in (0, shoulder):
+            ancestor = model.body_parentid[ancestor]
+        if ancestor == shoulder:
+            moving.add(body)
+    return [geom for geom in range(model.ngeom) if model.geom_bodyid[geom] in moving]
 
 
 STEP_CYCLES = 2
