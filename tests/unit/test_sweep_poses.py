@@ -56,9 +56,14 @@ def test_no_part_of_the_arm_comes_near_the_cube_on_the_way(task):
     jaw = model.body(robot.MOVING_JAW_BODY).id
     arm = [g for g in range(model.ngeom) if shoulder <= model.geom_bodyid[g] <= jaw]
     for seed in (4, 5):
-        path = [robot.KEYFRAMES["start"], *sweep_poses(task, 32, seed)]
-        for before, after in itertools.pairwise(path):
-            for t in np.linspace(0, 1, 9)[1:]:  # the start pose is the task's, not the sweep's
+        start = robot.KEYFRAMES["start"]
+        path = [start, *sweep_poses(task, 32, seed), start]  # the session returns to start
+        for index, (before, after) in enumerate(itertools.pairwise(path)):
+            # Every point but the start pose itself (the task's, not the sweep's).
+            points = (
+                np.linspace(0, 1, 9)[1:] if index < len(path) - 2 else np.linspace(0, 1, 9)[:-1]
+            )
+            for t in points:
                 data.qpos[qpos] = before + t * (after - before)
                 mujoco.mj_kinematics(model, data)
                 closest = min(

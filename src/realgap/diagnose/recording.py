@@ -238,8 +238,10 @@ def sweep_poses(
             continue
         if not (clear(pose) and object_in_view(pose)):
             continue
-        # The arm moves there in joint space: the way must clear the table and the object too.
-        if not all(clear(previous + t * (pose - previous)) for t in (0.25, 0.5, 0.75)):
+        # The arm moves there in joint space: the way must clear the table and the object
+        # too, and from the last pose so must the way back to the start pose.
+        ways = [previous] if len(out) < count - 1 else [previous, robot.KEYFRAMES["start"]]
+        if not all(clear(way + t * (pose - way)) for way in ways for t in (0.25, 0.5, 0.75)):
             continue
         out.append(pose)
         previous = pose
