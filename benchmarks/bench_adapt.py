@@ -75,20 +75,31 @@ def main() -> None:
     def rate(r: dict) -> str:
         return f"{r['success_rate']:.0%} ({r['ci95'][0]:.0%}-{r['ci95'][1]:.0%}, n={r['trials']})"
 
-    print("\nprofile | before | after | gain (Newcombe 95%) | twin predicts | total s | seconds")
+    def kept(s: dict) -> dict:
+        """The matched evaluation of what adapt says to deploy (adapted, or as before)."""
+        return s["after"] if s["keep"]["adapted"] else s["before"]
+
+    print(
+        "\nprofile | before | after | gain (Newcombe 95%) | twin predicts | retrained | "
+        "kept | total s | seconds"
+    )
     for name, s, _ in rows:
         g = s["gain"]
         print(
             f"{name} | {rate(s['before'])} | {rate(s['after'])} | {g['gap']:+.0%} "
             f"({g['ci95'][0]:+.0%} to {g['ci95'][1]:+.0%}) | {rate(s['twin'])} | "
+            f"{'yes' if s['retraining']['retrain'] else 'no'} | "
+            f"{'adapted' if s['keep']['adapted'] else 'as before'} {kept(s)['success_rate']:.0%} | "
             f"{s['total_seconds']:.0f} | {s['seconds']}"
         )
     gaps = [s["twin"]["success_rate"] - s["after"]["success_rate"] for _, s, _ in rows]
     seconds = np.mean([s["total_seconds"] for _, s, _ in rows])
     worse = sum(s["after"]["success_rate"] < s["before"]["success_rate"] for _, s, _ in rows)
     print(
-        f"{len(rows)} arms: mean twin - arm after adapt {np.mean(gaps):+.1%}; "
-        f"worse than before on {worse}; mean run {seconds:.0f} s"
+        f"{len(rows)} arms: mean twin - arm after adapt {np.mean(gaps):+.1%}; after adapt "
+        f"worse than before on {worse} (kept as before there); mean after "
+        f"{np.mean([s['after']['success_rate'] for _, s, _ in rows]):.1%}, kept "
+        f"{np.mean([kept(s)['success_rate'] for _, s, _ in rows]):.1%}; mean run {seconds:.0f} s"
     )
     print("\ncalibration error vs the hidden profile (error / reported sigma)")
     for name, s, truth in rows:

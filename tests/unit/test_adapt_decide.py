@@ -1,7 +1,11 @@
 """adapt's judgements, where the arm outranks its twin."""
 
+from io import StringIO
+
+from rich.console import Console
+
 from realgap.adapt.decide import ALREADY_FINE, policy_to_keep, retrain_decision
-from realgap.adapt.section import adapt_section
+from realgap.adapt.section import adapt_section, print_result
 
 
 def test_no_retraining_for_a_loss_the_twin_predicts_but_the_arm_does_not_show():
@@ -35,6 +39,39 @@ def test_an_adapted_policy_worse_on_the_arm_is_not_handed_back():
     assert "81%" in keep["note"] and "100%" in keep["note"]
     level = policy_to_keep(overall(0.89), overall(0.89), "old/policy", "adapt/train/policy")
     assert level["policy"] == "adapt/train/policy" and level["adapted"] is True
+
+
+def test_a_correction_that_lowers_an_unretrained_policy_is_not_kept():
+    """Random arm 305: no retraining (the old policy scored 100% uncorrected), its
+    calibration within 0.55 degrees, and corrected the arm went where the policy is weak:
+    78%, as its twin predicted. Run it as before adapt, not blaming the calibration."""
+    keep = policy_to_keep(
+        overall(1.0), overall(0.78), "old/policy", "old/policy", retrained=False, twin=overall(0.78)
+    )
+    assert keep["policy"] == "old/policy" and not keep["adapted"] and not keep["calibrated"]
+    assert "without the calibration" in keep["note"] and "twin predicted 78%" in keep["note"]
+    assert "check the calibration" not in keep["note"]
+    retrained = policy_to_keep(overall(1.0), overall(0.78), "old/policy", "new/policy")
+    assert not retrained["calibrated"] and "check the calibration" in retrained["note"]
+    better = policy_to_keep(overall(0.56), overall(0.81), "old/policy", "old/policy", False)
+    assert better["adapted"] and better["calibrated"]
+
+
+def test_the_result_names_the_calibration_to_deploy_with():
+    gap = {"gap": 0.25, "ci95": [0.01, 0.47]}
+    keep = policy_to_keep(overall(0.56), overall(0.81), "old/policy", "new/policy")
+    keep["calibration"] = "adapted/calibration.json"
+    out = StringIO()
+    summary = {
+        "before": overall(0.56),
+        "after": overall(0.81),
+        "gain": gap,
+        "keep": keep,
+        "total_seconds": 1.0,
+        "seconds": {},
+    }
+    print_result(Console(file=out, width=200), summary)
+    assert "use: new/policy --calibration adapted/calibration.json" in out.getvalue()
 
 
 def test_the_report_says_to_keep_the_old_policy():

@@ -274,7 +274,10 @@ def run_adapt(
         results["after"]["overall"],
         str(config.policy),
         str(new_policy),
+        retrained=needed["retrain"],
+        twin=results["twin"]["overall"],
     )
+    keep["calibration"] = str(run.file("calibration.json")) if keep["calibrated"] else None
     summary = {
         "task": task,
         "policy": str(config.policy),

@@ -100,7 +100,10 @@ def print_result(console: Console, summary: dict) -> None:
     )
     keep = summary["keep"]
     if keep["adapted"]:
-        console.print(f"use: {keep['policy']}")
+        calibration = keep.get("calibration")  # (adapt.json from before the field: none)
+        console.print(
+            f"use: {keep['policy']}" + (f" --calibration {calibration}" if calibration else "")
+        )
     else:
         console.print(f"[bold red]{keep['note']}[/]")
     console.print(f"adapt took {summary['total_seconds']:.0f} s ({summary['seconds']})")
