@@ -331,25 +331,3 @@ def test_a_check_under_another_calibration_names_it_instead_of_the_exposure(tmp_
     camera.settings = replace(camera.settings, auto_exposure=True)
     with pytest.raises(CameraCheckFailed, match="auto-exposure is ON"):
         check_camera(camera, tmp_path, joint_offsets_rad=np.zeros(6))
-
-
-def test_a_move_to_a_pose_follows_the_straight_line_in_joint_space(home):
-    """Each joint clipped to the ramp speed alone bends the way: the joints with little
-    to go arrive first. The calibration sweep checks the straight line for clearance
-    from the cube, and on random arm 13 the bent way pushed the cube 3 cm."""
-    world = locked_world()
-    with SafeArm(world.arm, clock=world.clock) as arm:
-        arm.enable()
-        arm.move_to(robot.KEYFRAMES["start"])
-        start = arm.last_sent.copy()
-        goal = start + np.array([0.05, -0.4, 0.3, -0.6, 0.1, 0.0])
-        sent = []
-        command = arm.command
-        arm.command = lambda target: sent.append(np.array(target)) or command(target)
-        arm.move_to(goal)
-    way = goal - start
-    fractions = [float((point - start) @ way / (way @ way)) for point in sent]
-    for point, fraction in zip(sent, fractions):
-        assert np.abs(point - (start + fraction * way)).max() < 1e-9
-    assert np.all(np.diff(fractions) >= 0) and fractions[-1] == pytest.approx(1.0)
-    assert len(sent) > 3  # a ramp, not a jump

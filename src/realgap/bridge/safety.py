@@ -253,22 +253,14 @@ class SafeArm:
         return sent
 
     def move_to(self, pose, timeout_s: float = 10.0, tolerance_rad: float = 0.03) -> float:
-        """Ramp to ``pose`` along the straight line in joint space, the joint with the
-        farthest to go at ``ramp_speed_rad_s``; returns the clock time it settled."""
+        """Ramp to ``pose`` at ``ramp_speed_rad_s``; returns the clock time it settled."""
         pose = np.clip(np.asarray(pose, dtype=float), self.low, self.high)
         rate = 30.0
         step = self.config.ramp_speed_rad_s / rate
         started = self.clock.now()
         while True:
             current = self.last_sent if self.last_sent is not None else self.arm.read_positions()
-            # One scale for every joint, not each clipped alone: clipped alone, the joints
-            # with little to go arrive first and the way bends off the line, nearer the
-            # cube than the calibration sweep's check of the line allowed (random arm 13's
-            # jaw pushed its cube 3 cm across the desk).
-            delta = pose - current
-            farthest = np.abs(delta).max()
-            if farthest > step:
-                delta = delta * (step / farthest)
+            delta = np.clip(pose - current, -step, step)
             self.command(current + delta)
             self.clock.sleep(1.0 / rate)
             reached = np.abs(pose - self.last_sent).max() < 1e-9
