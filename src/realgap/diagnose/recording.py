@@ -238,16 +238,28 @@ def sweep_poses(
             continue
         if not (clear(pose) and object_in_view(pose)):
             continue
-        # The arm moves there in joint space: the way must clear the table and the object
-        # too, and from the last pose so must the way back to the start pose.
-        ways = [previous] if len(out) < count - 1 else [previous, robot.KEYFRAMES["start"]]
-        if not all(clear(way + t * (pose - way)) for way in ways for t in (0.25, 0.5, 0.75)):
+        # The way there must clear the table and the object too, and from the last pose
+        # so must the way back to the start pose.
+        ways = [(previous, pose)]
+        if len(out) == count - 1:
+            ways.append((pose, robot.KEYFRAMES["start"]))
+        if not all(clear(point) for a, b in ways for point in ramp_points(a, b)):
             continue
         out.append(pose)
         previous = pose
         if len(out) == count:
             return out
     raise ConfigError(f"found only {len(out)} sweep poses clear of the table with the cube in view")
+
+
+def ramp_points(start: np.ndarray, goal: np.ndarray, count: int = 4) -> list[np.ndarray]:
+    """Points on the way :meth:`SafeArm.move_to` takes from ``start`` to ``goal``: every
+    joint at the ramp speed until it arrives, so the joints with little to go arrive
+    first and the way bends off the straight line in joint space (random arm 13's jaw,
+    checked on the line alone, pushed its cube 3 cm)."""
+    distance = np.abs(goal - start).max()
+    travelled = distance * np.arange(1, count + 1) / (count + 1)
+    return [start + np.clip(goal - start, -s, s) for s in travelled]
 
 
 def _arm_geoms(model: mujoco.MjModel) -> list[int]:
