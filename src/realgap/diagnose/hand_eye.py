@@ -85,7 +85,9 @@ MAX_SILHOUETTE_RMS = 0.1
 trusted: fits that found the arm sat at 0.03-0.05 on random arms; those at 0.16-0.47
 had read a yellow-orange desk as jaws and were degrees off with small stated errors."""
 MAX_CUBE_SHIFT_PX = 1.5
-"""A cube that moved more than this during the sweep invalidates the fit."""
+"""A cube that moved more than this during the sweep invalidates the fit: 3-4 mm
+on the desk at the start pose's view (0.4-0.5 px per mm). What a still cube reads here
+is the encoders' noise (see :data:`realgap.diagnose.recording.CHECK_READS`)."""
 BLUR_SCHEDULE_PX = (3.0, 1.0)
 """Blur (analysis pixels) of the silhouette differences in the joint fit's two coarse
 rounds (the lens is fitted in the second)."""
