@@ -13,6 +13,7 @@ from realgap.diagnose.recording import (
     MIN_PINCH_HEIGHT_M,
     sweep_poses,
 )
+from realgap.errors import ConfigError
 from realgap.sim import robot
 from realgap.sim.scene import BIN, CUBE, STACK_BASE, compile_scene, joint_ids
 from realgap.sim.tasks import make_task
@@ -111,3 +112,9 @@ def test_the_bin_or_lower_object_stays_out_of_every_calibration_view(task):
                 assert target not in bodies, (seed, pose)
     finally:
         camera.close()
+
+
+def test_a_mark_the_sweep_cannot_keep_clear_of_is_refused_with_both_rules():
+    # A cube 5 cm from the pan axis sits under the gripper's every view from above.
+    with pytest.raises(ConfigError, match="clear of the table and 2 cm from the cube"):
+        sweep_poses("Reach", 32, 0, (0.05, 0.0))

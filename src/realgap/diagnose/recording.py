@@ -257,7 +257,11 @@ def sweep_poses(
         previous = pose
         if len(out) == count:
             return out
-    raise ConfigError(f"found only {len(out)} sweep poses clear of the table with the cube in view")
+    raise ConfigError(
+        f"found only {len(out)} of {count} sweep poses that keep clear of the table and "
+        f"{MIN_OBJECT_CLEARANCE_M * 100:.0f} cm from the cube with the cube in view: put the "
+        "mark where the start pose looks (the default: 20 cm in front of the pan axis)"
+    )
 
 
 def ramp_points(start: np.ndarray, goal: np.ndarray, count: int = 4) -> list[np.ndarray]:
