@@ -34,16 +34,19 @@ def test_the_torque_cap_of_a_weak_servo_is_measured_not_folded_into_damping():
     assert fit["damping_scale"] == pytest.approx(1.0, rel=0.25)
 
 
-def test_a_stiffness_the_recording_cannot_pin_down_is_stated_as_uncertain():
-    """Random arm 3: capped servos with noisy encoders, whose replay error barely changes
-    with stiffness and damping scaled together. The fit lands a third low; before the
-    other basins widened it, the stated sigma was 0.08 and the truth 4.5 sigma out."""
-    arm = sample_arm(3)
+@pytest.mark.parametrize("seed", [3, 25])
+def test_the_servo_fit_reaches_the_valley_floor_and_states_an_informative_sigma(seed):
+    """Random arms 3 and 25: capped servos whose replay error barely changes along a
+    valley. With SciPy's default polish simplex (a few thousandths in log scale) arm
+    25's fit stopped at stiffness 0.67 (truth 0.83), and arm 3's other "basins", the
+    polishes' own starts, stated its stiffness as 1.16 +- 1.05: true, and useless."""
+    arm = sample_arm(seed)
     recording = record_calibration(open_fake_world("Reach", arm), poses=2, seed=0)
     fit = identify_servos(recording, np.deg2rad(arm.twin.joints.zero_offset_deg))
     for key in ("kp_scale", "damping_scale"):
-        error = abs(fit[key] - getattr(arm.twin.servo, key))
-        assert error <= 2 * fit[f"{key}_sigma"], (key, fit[key], fit[f"{key}_sigma"])
+        truth, value, sigma = getattr(arm.twin.servo, key), fit[key], fit[f"{key}_sigma"]
+        assert value == pytest.approx(truth, rel=0.1), (key, value, sigma)
+        assert sigma < 0.25 * value and abs(value - truth) <= 2 * sigma, (key, value, sigma)
 
 
 @pytest.fixture(scope="module")
