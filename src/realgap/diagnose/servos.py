@@ -109,12 +109,10 @@ class _ReplayFit:
         return float(np.mean(self.residuals(log_scales, latency) ** 2))
 
 
-def _polish(
-    job: tuple[_ReplayFit, int, np.ndarray] | tuple[_ReplayFit, int, np.ndarray, float],
-) -> tuple[float, np.ndarray]:
-    """The fit at one latency polished from ``start``, with a start simplex of
-    ``size`` (default :data:`POLISH_SIMPLEX`) on every log scale."""
-    fit, latency, start, size = (*job, POLISH_SIMPLEX)[:4]
+def _polish(job: tuple[_ReplayFit, int, np.ndarray, float]) -> tuple[float, np.ndarray]:
+    """The fit at one latency polished from ``start``, with a start simplex of ``size``
+    on every log scale."""
+    fit, latency, start, size = job
     simplex = np.vstack([start, start + size * np.eye(len(start))])
     result = minimize(
         fit.error,
@@ -194,7 +192,7 @@ def _basins(problem: _ReplayFit, workers: int):
         cost, latency, best = min(fits, key=lambda fit: fit[0])
         # Polish the best latency's fit from where it stopped: the cap and the stiffness
         # trade off along a valley the first simplex leaves early.
-        polished_cost, polished = _polish((problem, latency, best))
+        polished_cost, polished = _polish((problem, latency, best, POLISH_SIMPLEX))
         if polished_cost < cost:
             cost, best = polished_cost, polished
         # Stiffness and damping scaled together barely change a capped servo's response,
@@ -204,11 +202,12 @@ def _basins(problem: _ReplayFit, workers: int):
         # by how far they lie, since the recording cannot tell them apart.
         shifts = (np.log(2.0), -np.log(2.0))
         starts = [best + shift * STIFFNESS_LINE for shift in shifts]
-        others = list(pool.map(_polish, [(problem, latency, start) for start in starts]))
+        jobs = [(problem, latency, start, POLISH_SIMPLEX) for start in starts]
+        others = list(pool.map(_polish, jobs))
     basins = sorted([(cost, best), *others], key=lambda basin: basin[0])
     # A last, wider polish of the best: its simplex had collapsed short of the floor
-    # of a shallow valley on 4 of 30 random arms (stiffness 13-27% off, replay error
-    # 0.2-1.8% above the true servo's); from a fresh simplex 3 times wider it reached it.
+    # of a shallow valley on 4 of 30 random arms (stiffness 10-23% off, replay errors
+    # up to 1.8% above the true servo's); from a fresh simplex 3 times wider it got there.
     final = _polish((problem, latency, basins[0][1], FINAL_SIMPLEX))
     if final[0] < basins[0][0]:
         basins[0] = final
