@@ -18,17 +18,18 @@ def _shift_px(seed: int, push_m=(0.0, 0.0), monkeypatch=None) -> float:
     profile = sample_arm(seed)
     world = open_fake_world("Reach", profile, seed=seed)
     if any(push_m):
-        view, calls = recording_module._view, []
+        view, checks = recording_module._view, []
 
-        def pushed_view(world_, arm):
-            calls.append(1)
-            if len(calls) == 2:
-                fake = world_.extra["world"]
-                cube = np.asarray(world_.truth()[0].cube_pos).reshape(-1)
-                on_desk = np.asarray(cube[:2]) - np.asarray(robot.PAN_AXIS_XY)
-                fake.place_objects(on_desk + np.asarray(push_m), marked=True)
-                world_.clock.sleep(0.5)
-            return view(world_, arm)
+        def pushed_view(world_, arm, reads):
+            if reads == recording_module.CHECK_READS:
+                checks.append(reads)
+                if len(checks) == 2:  # the start pose's view after the sweep
+                    fake = world_.extra["world"]
+                    cube = np.asarray(world_.truth()[0].cube_pos).reshape(-1)
+                    on_desk = np.asarray(cube[:2]) - np.asarray(robot.PAN_AXIS_XY)
+                    fake.place_objects(on_desk + np.asarray(push_m), marked=True)
+                    world_.clock.sleep(0.5)
+            return view(world_, arm, reads)
 
         monkeypatch.setattr(recording_module, "_view", pushed_view)
     recording = recording_module.record_calibration(world, poses=8, seed=seed)

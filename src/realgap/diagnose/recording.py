@@ -55,6 +55,9 @@ camera along its view, and only views from other extensions tell them apart. Wit
 excursions of 0.35 and 0.4 rad the lift offset came out up to 1.1 degrees off (mean
 +0.63 over four fake arms and three seeds); with these, up to 0.55 (mean +0.24;
 docs/adapt.md)."""
+POSE_READS = 5
+"""Readings averaged at each sweep pose (the fit pools 32 poses, so their noise averages
+out there)."""
 CHECK_READS = 40
 """Readings averaged at the start-pose views before and after the sweep, which decide
 whether the sweep moved the cube: the arm's own small return error is taken out with
@@ -146,18 +149,19 @@ def record_calibration(
             world.place_scene(Spot("calibration", mark, target_xy=aside, marked=True))
             clock.sleep(SETTLE_S)
             if index == 0:
-                checks.append(_view(world, arm))
+                checks.append(_view(world, arm, CHECK_READS))
                 height, width = checks[0][1].shape[:2]
             for pose in sweep_poses(world.task, count, seed + index, mark, aspect=width / height):
                 arm.move_to(pose)
                 clock.sleep(SETTLE_S)
-                readings.append(np.mean([arm.read_positions() for _ in range(5)], axis=0))
-                frames.append(world.camera.read_fresh(clock.now()).image)
+                reading, frame = _view(world, arm, POSE_READS)
+                readings.append(reading)
+                frames.append(frame)
                 seen.append(mark)
             arm.move_to(start)
             clock.sleep(1.0)
             if index == 0:  # before the cube moves on: did the sweep knock it?
-                checks.append(_view(world, arm))
+                checks.append(_view(world, arm, CHECK_READS))
         writes, samples, sample_write = _step_responses(arm, clock, step_rad, control_hz)
     return CalibrationRecording(
         task=world.task,
@@ -178,8 +182,9 @@ def record_calibration(
     )
 
 
-def _view(world: World, arm: SafeArm) -> tuple[np.ndarray, np.ndarray]:
-    readings = np.mean([arm.read_positions() for _ in range(CHECK_READS)], axis=0)
+def _view(world: World, arm: SafeArm, reads: int) -> tuple[np.ndarray, np.ndarray]:
+    """The joints' readings averaged over ``reads`` and a fresh camera frame."""
+    readings = np.mean([arm.read_positions() for _ in range(reads)], axis=0)
     return readings, world.camera.read_fresh(world.clock.now()).image
 
 
