@@ -72,16 +72,27 @@ def fit_centroids(twin: TwinCamera, readings, observed, cube):
 
 
 def levenberg_marquardt(
-    residuals, x: np.ndarray, step: float = 0.003, iterations: int = 12, tolerance: float = 1e-5
+    residuals,
+    x: np.ndarray,
+    step: float = 0.003,
+    iterations: int = 12,
+    tolerance: float = 1e-5,
+    central: bool = False,
 ):
-    """Levenberg-Marquardt with forward differences of ``step`` (in ``x``'s units):
+    """Levenberg-Marquardt with finite differences of ``step`` (in ``x``'s units):
     coarse enough to move a rendered silhouette, which the library's tiny default
-    steps do not. Stops once no value moves more than ``tolerance`` in a step."""
+    steps do not. Stops once no value moves more than ``tolerance`` in a step.
+    ``central``: differences taken both ways (twice the renders per step), for a cost
+    with a kink at its valley floor, where a one-sided difference can point uphill."""
     r = residuals(x)
     cost, damping = r @ r, 1e-3
     eye = np.eye(len(x))
     for _ in range(iterations):
-        jac = np.stack([(residuals(x + step * eye[k]) - r) / step for k in range(len(x))], 1)
+        if central:
+            columns = [residuals(x + step * e) - residuals(x - step * e) for e in eye]
+            jac = np.stack(columns, 1) / (2 * step)
+        else:
+            jac = np.stack([(residuals(x + step * eye[k]) - r) / step for k in range(len(x))], 1)
         normal, gradient = jac.T @ jac, jac.T @ r
         while damping < 1e6:
             delta = np.linalg.solve(normal + damping * np.diag(np.diag(normal) + 1e-9), -gradient)
