@@ -1,5 +1,5 @@
-"""The hand-eye fit's uncertainties: a bootstrap over poses, a resolution floor, the
-cube's placement and its size, scaled to what they turned out to be on random arms
+"""The hand-eye fit's uncertainties: a bootstrap over poses, a resolution floor chosen
+on random arms, the cube's placement and its size
 (see :mod:`realgap.diagnose.hand_eye`, whose silhouette model they linearize)."""
 
 from __future__ import annotations
@@ -9,10 +9,21 @@ import numpy as np
 PLACEMENT_SIGMA_M = 0.0005
 """How well a cube is set on a printed mark by hand (one standard deviation per axis)."""
 
-RESOLUTION_FLOOR_PX = 0.3
+RESOLUTION_FLOOR_PX = np.array([0.136] * 5 + [0.196] * 3 + [0.136] * 3 + [0.26, 0.088])
 """What silhouettes cannot resolve however many poses: a camera's masks and the
-twin's differ at the edges by a fraction of a pixel (tone, exposure, anti-aliasing).
-The floor is this many analysis pixels of edge motion, converted to each value."""
+twin's differ at the edges by a fraction of a pixel (tone, exposure, noise, JPEG,
+resampling). The floor is this much edge motion (analysis pixels) carried through the
+fit's whole normal matrix, so values that trade against each other (the lift/elbow
+valley, the mount's depth against the field of view) share it; per group: joints,
+mount offset, mount rotation, field of view, lens k1. Sized for a real camera: chosen
+on 30 random arms with webcams (``benchmarks/bench_calibration.py --random 30
+--first-seed 210 --measured-cube --appearance``), each the floor whose one-sigma
+coverage there is nearest 68% with two sigmas covering 90% or more, and checked on nine
+others (``tests/data/hand_eye_errors.json``, docs/results/2026-12-05-calibration.md).
+Where the camera is the twin's own renderer (a fake arm without ``[sensor]``) about
+half these floors would do: there the stated sigmas are conservative (the truth within
+one 80-100% of the time). A floor from each value's own column alone (the fit's
+diagonal) put the elbow's truth within one sigma 37% of the time and the pan's 87%."""
 
 CUBE_SIZE_DEG_PER_MM = np.array([0.06, 0.66, 0.10, 0.24, 0.09])
 """How far each joint offset moves per millimetre of cube edge the fit gets wrong
@@ -20,26 +31,13 @@ CUBE_SIZE_DEG_PER_MM = np.array([0.06, 0.66, 0.10, 0.24, 0.09])
 arms' cube edges over 32 random-arm fits that drew the nominal cube (lift -0.66,
 correlation -0.84; wrist flex +0.24, +0.82). The fit's linearization at its minimum
 saw a quarter of that: the size decides which point along the lift/elbow valley the
-coarse stages reach, which the final silhouettes barely move."""
-
-SIGMA_SCALE = np.array([1.0] * 5 + [0.98] * 3 + [0.61] * 3 + [0.72, 1.0])
-"""The stated uncertainties scaled to what they turned out to be: joints, mount offset,
-mount rotation, field of view, lens. Chosen on 30 random arms (``benchmarks/
-bench_calibration.py --random 30 --measured-cube``, 22 hand-eye fits with the lens), each
-the scale whose one-sigma coverage there is nearest 68% with two sigmas covering 90% or
-more: mount 67% / 92%, rotation 67% / 94%, field of view 68% / 91%. Checked on arms not
-used to choose them: eight plain ones (seeds 100-107) 83% / 96%, 83% / 92%, 75% / 100%,
-and nine webcams (200-208, noise, MJPEG, a lens) 63% / 89%, 52% / 81%, 56% / 100%; all
-39 together 69% / 92%, 67% / 91%, 67% / 95% (``tests/data/hand_eye_errors.json``). The
-joints keep their own: 78% / 97% there, 74% / 94% over all; the lift/elbow valley's 0.5
-degrees and a 0.3-degree model floor, once needed, were the unmeasured cube's bias,
-which the cube-size term now states."""
+fit reaches, which the final silhouettes barely move."""
 
 
 def uncertainty(model, x: np.ndarray, step: float, draws: int, seed: int) -> np.ndarray:
-    """One standard deviation per value: the pose bootstrap's spread combined with the
-    silhouettes' resolution floor (see :data:`RESOLUTION_FLOOR_PX`), the cube's placement
-    and its size, scaled by :data:`SIGMA_SCALE`."""
+    """One standard deviation per value: the pose bootstrap's spread, the silhouettes'
+    resolution floor (see :data:`RESOLUTION_FLOOR_PX`), the cube's placement and its
+    size, combined by :func:`combined`."""
     base = model.per_pose(x)
     columns = []
     for k in range(len(x)):
@@ -48,21 +46,28 @@ def uncertainty(model, x: np.ndarray, step: float, draws: int, seed: int) -> np.
         columns.append([(s - b) / step for s, b in zip(model.per_pose(shifted), base)])
     jacobians = [np.stack([columns[k][i] for k in range(len(x))], axis=1) for i in range(len(base))]
     spread = _pose_bootstrap(jacobians, base, draws, seed)
-    # How far one unit of each value moves the silhouettes' edges, in pixels: a shift
-    # of d pixels along an edge of L pixels changes coverage by about d per edge pixel,
-    # so the Jacobian column's norm is d * sqrt(L).
-    split = model.jaw_targets[0].size
-    jaw_edge, cube_edge = model.edge_pixels()
-    motion = np.zeros(len(x))
-    for k in range(len(x)):
-        jaw_part = sum(float(np.sum(j[:split, k] ** 2)) for j in jacobians)
-        cube_part = sum(float(np.sum(j[split:, k] ** 2)) for j in jacobians)
-        # Each value is located by the region it moves most.
-        motion[k] = max(np.sqrt(jaw_part / jaw_edge), np.sqrt(cube_part / cube_edge))
-    floor = RESOLUTION_FLOOR_PX / np.maximum(motion, 1e-9)
     placement = _placement_spread(model, x, base, jacobians)
     size = _cube_size_spread(model, x)
-    return np.sqrt(spread**2 + floor**2 + placement**2 + size**2) * SIGMA_SCALE
+    return combined(spread, floor_per_pixel(model, jacobians), placement, size)
+
+
+def floor_per_pixel(model, jacobians) -> np.ndarray:
+    """Each value's standard deviation if every edge pixel of the masks were one pixel
+    off at random: a shift of d pixels along an edge of L pixels changes coverage by
+    about d per edge pixel, so the information per edge pixel is J^T J / L, summed over
+    the jaws' and the cube's regions; its inverse carries the values' trade-offs."""
+    split = model.jaw_targets[0].size
+    jaw_edge, cube_edge = model.edge_pixels()
+    information = sum(j[:split].T @ j[:split] for j in jacobians) / jaw_edge
+    information = information + sum(j[split:].T @ j[split:] for j in jacobians) / cube_edge
+    return np.sqrt(np.maximum(np.diag(np.linalg.pinv(information)), 0.0))
+
+
+def combined(spread, floor_per_px, placement, size, floor_px=RESOLUTION_FLOOR_PX) -> np.ndarray:
+    """The stated sigmas from their parts (independent, so in quadrature): the floor at
+    ``floor_px`` pixels (default :data:`RESOLUTION_FLOOR_PX`), the others as measured."""
+    floor = np.asarray(floor_px) * np.asarray(floor_per_px)
+    return np.sqrt(np.square(spread) + floor**2 + np.square(placement) + np.square(size))
 
 
 def _cube_size_spread(model, x: np.ndarray) -> np.ndarray:
