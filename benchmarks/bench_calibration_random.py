@@ -211,6 +211,13 @@ def main(argv=None) -> None:
         f"latency exact {checks['latency_exact']:.0%}; torque cap within 15% "
         f"{checks['torque_cap_within_15_percent']:.0%}; {checks['seconds_per_arm']:.0f} s per arm"
     )
+    if not args.appearance:
+        # RESOLUTION_FLOOR_PX is a webcam's: these arms' camera is the twin's own renderer.
+        print(
+            "the hand-eye sigmas (joints, mount, field of view, lens) are sized for a "
+            "webcam's images; on these arms' twin-rendered ones they are conservative "
+            "(--appearance for webcams)"
+        )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"arms": rows, "summary": summary}, indent=2))
