@@ -334,6 +334,12 @@ def fit_hand_eye(
         fine.close()
 
 
+def _round(residuals, values: np.ndarray, iterations: int) -> np.ndarray:
+    """One fit round: every round, coarse and fine, takes central differences of
+    ``STEP`` (see the module docstring) and stops at ``TOLERANCE``."""
+    return levenberg_marquardt(residuals, values, STEP, iterations, TOLERANCE, central=True)
+
+
 def _coarse_fit(model: _SilhouetteModel, lens: bool) -> tuple[float, np.ndarray]:
     """Stages 1-3 at the coarse scale, the lens's k1 fitted from the start or held at a
     pinhole's until the last round; the residual cost at the end and the values."""
@@ -341,16 +347,13 @@ def _coarse_fit(model: _SilhouetteModel, lens: bool) -> tuple[float, np.ndarray]
     free = slice(0, len(PARAMETERS) if lens else LENS)
     model.blur_px = 0.0
 
-    def fitted(residuals, values, iterations):
-        return levenberg_marquardt(residuals, values, STEP, iterations, TOLERANCE, central=True)
-
     # 1. The mount from the jaws: no joint offset moves them.
     def jaws(mount: np.ndarray) -> np.ndarray:
         values = x.copy()
         values[ARM_JOINTS : free.stop] = mount
         return model.residuals(values, jaws_only=True)
 
-    x[ARM_JOINTS : free.stop] = fitted(jaws, x[ARM_JOINTS : free.stop], 10)
+    x[ARM_JOINTS : free.stop] = _round(jaws, x[ARM_JOINTS : free.stop], 10)
 
     # 2. The joint offsets' basin from the cube's centroids, seen through that mount.
     height, width = model.shape
@@ -369,9 +372,9 @@ def _coarse_fit(model: _SilhouetteModel, lens: bool) -> tuple[float, np.ndarray]
     def free_values(values: np.ndarray) -> np.ndarray:
         return model.residuals(np.concatenate([values, x[free.stop :]]))
 
-    x[free] = fitted(free_values, x[free], 15)
+    x[free] = _round(free_values, x[free], 15)
     model.blur_px = BLUR_SCHEDULE_PX[1]
-    x = _lens_within_limit(fitted(model.residuals, x, 15))
+    x = _lens_within_limit(_round(model.residuals, x, 15))
     residual = model.residuals(x)
     return float(residual @ residual), x
 
@@ -427,9 +430,7 @@ def _fit(
     _, x = min(coarse_fits, key=lambda pair: pair[0])
     # ... and a last round on finer renders: edges to a quarter pixel.
     fine.blur_px = FINE_BLUR_PX
-    x = _lens_within_limit(
-        levenberg_marquardt(fine.residuals, x, STEP, 12, TOLERANCE, central=True)
-    )
+    x = _lens_within_limit(_round(fine.residuals, x, 12))
     fine.blur_px = 0.0
     after = _rms(fine.residuals(x))
 
