@@ -215,7 +215,7 @@ def main(argv=None) -> None:
         # RESOLUTION_FLOOR_PX is a webcam's: these arms' camera is the twin's own renderer.
         print(
             "the hand-eye sigmas (joints, mount, field of view, lens) are sized for a "
-            "webcam's images; on these arms' twin-rendered ones they are conservative "
+            "webcam's images; on these arms' twin-rendered ones they are a little wide "
             "(--appearance for webcams)"
         )
     if args.json:

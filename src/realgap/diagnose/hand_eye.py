@@ -15,23 +15,25 @@ assumed and the other blamed (the failure this replaces: a moved camera read as
 too, so the moving jaw separates the field of view from the mount's depth.
 
 Stages: (1) the mount from the jaw silhouettes alone; (2) the joint offsets from the
-cube's centroids with that mount (finds the basin); (3) all thirteen values, the
-lens's k1 among them (:mod:`realgap.diagnose.lens`), by Levenberg-Marquardt on the
-jaw and cube silhouettes together (rendered ``supersample`` times finer and averaged
-down, so coverage varies smoothly). Stages 1-3's coarse rounds run twice, with the
-lens fitted from the start and held at a pinhole's until the last round (side by side
-where a second core allows); the better fit goes on to the fine round. Every round
-takes central differences: the jaws' mismatch rises steeply as the mount moves toward
-them and gently the other way, and one-sided differences at that kink pointed uphill,
-so a third of random arms' fits stopped short of their minimum (random arm 44: the wrist
-roll 2.2 degrees off, the mismatch 0.050 where the truth's is 0.035); (4) uncertainties
+cube's centroids with that mount (finds the basin); (3) all thirteen values, the lens's
+k1 among them (:mod:`realgap.diagnose.lens`), by Levenberg-Marquardt on the jaw and cube
+silhouettes together (rendered ``supersample`` times finer and averaged down, so
+coverage varies smoothly; the camera's side is measured alike, its masks taken on the
+full frame and averaged down, :func:`realgap.diagnose.joints.analysis_coverage`). Stages
+1-3's coarse rounds run twice, with the lens fitted from the start and held at a
+pinhole's until the last round (side by side where a second core allows); the better fit
+goes on to the fine round. Every round takes central differences: the jaws' mismatch
+rises steeply as the mount moves toward them and gently the other way, and one-sided
+differences at that kink pointed uphill, so a third of random arms' fits stopped short
+of their minimum (random arm 44: the wrist roll 2.2 degrees off, the mismatch 0.050
+where the truth's is 0.035); (4) uncertainties
 (:mod:`realgap.diagnose.hand_eye_uncertainty`): a bootstrap over poses on the final
 linearization (resample the poses, take one Gauss-Newton step, repeat; poses, not
 pixels, are the independent draws) combined with a resolution floor, because the
-bootstrap alone cannot see that the camera's masks and the twin's differ
-systematically at their edges, and with the spread a hand-placed cube (half a
-millimetre off its mark) and the cube's size (measured or not) put on the fit: the
-lift and elbow offsets trade against the cube's distance.
+bootstrap alone cannot see that the camera's masks and the twin's differ systematically
+at their edges, and with the spread a hand-placed cube (half a millimetre off its mark)
+and the cube's size (measured or not) put on the fit: the lift and elbow offsets trade
+against the cube's distance.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from scipy.ndimage import gaussian_filter
 from realgap.diagnose.hand_eye_uncertainty import uncertainty
 from realgap.diagnose.joints import (
     PLAUSIBLE_OFFSET_DEG,
+    analysis_coverage,
     analysis_frames,
     fit_centroids,
     levenberg_marquardt,
@@ -173,8 +176,11 @@ class _SilhouetteModel:
         ]
         self.keep = keep
         self.readings = recording.pose_readings[keep]
-        self.jaw_targets = jaws[keep].astype(np.float32)
-        self.cube_targets = cubes[keep].astype(np.float32)
+        # Which poses are usable is judged on the analysis frames; the targets are the
+        # full frames' masks as coverage, measured as the twin's side is.
+        full = recording.pose_frames[keep]
+        self.jaw_targets = analysis_coverage(full, jaw_mask)
+        self.cube_targets = analysis_coverage(full, cube_mask)
         self.cube_centroids = np.array([centroid(cubes[i]) for i in keep]) if keep else None
         self.cube_positions = recording.cube_positions[keep]  # the mark each pose saw
         self.shape = frames.shape[1:3]
