@@ -56,8 +56,8 @@ def analysis_coverage(frames: np.ndarray, mask: Callable[[np.ndarray], np.ndarra
     This is how the twin's side is measured (binary masks of a finer render, averaged
     down). Masking the averaged frame instead mixes a bright jaw and a dark desk in
     tone-mapped values before the colour test, so a webcam's edges moved and biased
-    the fit (random webcam arm 203: elbow +1.19 / wrist flex -1.78 degrees, +0.45 /
-    -0.84 with coverage)."""
+    the fit (random webcam arm 203: elbow +1.19 / wrist flex -1.78 degrees, +0.53 /
+    -0.89 with coverage)."""
     height, width = frames.shape[1:3]
     factor = analysis_factor((height, width))
     size = (width // factor, height // factor)
