@@ -24,6 +24,19 @@ from pathlib import Path
 import numpy as np
 
 
+def named_arms(names_or_paths: list[str]) -> dict:
+    """Profiles by their own names, which name their output folders (a path would nest)."""
+    from realgap.bridge.profile import load_profile
+
+    arms = {}
+    for name_or_path in names_or_paths:
+        profile = load_profile(name_or_path)
+        if profile.name in arms:
+            raise SystemExit(f"two profiles are named {profile.name!r}; rename one")
+        arms[profile.name] = profile
+    return arms
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("policy", type=Path)
@@ -38,14 +51,13 @@ def main() -> None:
     args = parser.parse_args()
 
     from realgap.adapt.run import AdaptConfig, run_adapt
-    from realgap.bridge.profile import load_profile
     from realgap.bridge.random_arms import sample_arm
     from realgap.bridge.worlds import open_fake_world
     from realgap.runtime import configure_rendering, configure_torch_threads
 
     configure_rendering()
     configure_torch_threads()
-    arms = {name: load_profile(name) for name in args.profiles}
+    arms = named_arms(args.profiles)
     if args.random:
         seeds = range(args.first_seed, args.first_seed + args.random)
         arms = {f"random_arm_{s}": sample_arm(s, appearance=args.appearance) for s in seeds}
