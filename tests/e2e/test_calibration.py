@@ -13,6 +13,7 @@ from realgap.cli import main
 from realgap.diagnose.camera import diagnose_camera
 from realgap.diagnose.hand_eye import MEASURED_CUBE_SIGMA_M, HandEyeFit, fit_hand_eye
 from realgap.diagnose.recording import CalibrationRecording
+from realgap.diagnose.servos import friction_sigma
 from realgap.errors import ConfigError
 from realgap.sim import robot
 from realgap.sim.twin import TwinParams
@@ -79,6 +80,10 @@ def test_servo_and_joint_commands_update_one_calibration_file(diagnosed):
     calibration = json.loads(out.read_text())
     assert calibration["twin"]["joints"]["zero_offset_deg"][0] == pytest.approx(2.0, abs=0.5)
     assert calibration["twin"]["servo"]["latency_steps"] == 1
+    # `calibrate servos` keeps what `diagnose all` keeps: the torque cap and the sigmas.
+    servo, sigma = calibration["twin"]["servo"], calibration["uncertainty"]["servo"]
+    assert servo["torque_limit_scale"] > 0 and sigma["kp_scale"] > 0
+    assert sigma["frictionloss_scale"] == friction_sigma(servo["frictionloss_scale"])
 
 
 def test_a_nominal_arm_shows_no_offsets(tmp_path):

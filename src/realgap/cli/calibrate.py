@@ -98,15 +98,18 @@ def run_fit(args) -> int:
             f"±{fit.lens_k1_sigma:.3f}"
         )
     else:
-        from realgap.diagnose.servos import identify_servos
+        from realgap.diagnose.servos import FITTED, identify_servos
 
         result = identify_servos(recording, calibration.joint_offsets_rad)
-        for key in ("kp_scale", "damping_scale", "frictionloss_scale", "latency_steps"):
-            calibration.measure(f"servo.{key}", result[key])
+        for key in FITTED:
+            calibration.measure(f"servo.{key}", result[key], result[f"{key}_sigma"])
+        calibration.measure("servo.latency_steps", result["latency_steps"], 0.0)
         print(
             f"servos: stiffness x{result['kp_scale']:.2f}, damping x{result['damping_scale']:.2f}, "
-            f"friction loss x{result['frictionloss_scale']:.2f}, "
-            f"latency {result['latency_steps']} command(s)"
+            f"torque cap x{result['torque_limit_scale']:.2f}, "
+            f"latency {result['latency_steps']} command(s); friction loss "
+            f"x{result['frictionloss_scale']:.2f}±{result['frictionloss_scale_sigma']:.2f} "
+            "(not measured by steps: the spread of plausible friction)"
         )
     calibration.source[args.action] = str(args.recording)
     print(f"wrote {calibration.save(args.out)}")

@@ -12,7 +12,7 @@ from realgap.diagnose.camera import diagnose_camera
 from realgap.diagnose.desk import save_texture
 from realgap.diagnose.hand_eye import fit_hand_eye
 from realgap.diagnose.recording import CalibrationRecording
-from realgap.diagnose.servos import identify_servos
+from realgap.diagnose.servos import FITTED, identify_servos
 from realgap.diagnose.workspace import coverage, frame_check
 from realgap.eval.layout import load_layout
 from realgap.runs import RunFolder
@@ -94,7 +94,7 @@ def calibration_from(result: dict, recording_path) -> Calibration:
             geometry["fov_delta_deg"],
             geometry["fov_delta_sigma_deg"],
         )
-    for key in ("kp_scale", "damping_scale", "frictionloss_scale", "torque_limit_scale"):
+    for key in FITTED:
         measured[f"servo.{key}"] = (servos[key], servos[f"{key}_sigma"])
     # Latency is chosen among whole commands; the next best is reported, not a spread.
     measured["servo.latency_steps"] = (servos["latency_steps"], 0.0)
@@ -144,9 +144,11 @@ frames; silhouette mismatch {joints["silhouette_rms_before"]:.3f} before,
 {joints["silhouette_rms_after"]:.3f} after. &plusmn; is one standard deviation.</p>
 <h3>Servos</h3>
 <p>stiffness x{servos["kp_scale"]:.2f}, damping x{servos["damping_scale"]:.2f},
-friction loss x{servos["frictionloss_scale"]:.2f}, torque cap
-x{servos["torque_limit_scale"]:.2f}, latency {servos["latency_steps"]}
-command(s); fit error {servos["rms_rad"] * 1000:.1f} mrad.</p>
+torque cap x{servos["torque_limit_scale"]:.2f}, latency {servos["latency_steps"]}
+command(s); fit error {servos["rms_rad"] * 1000:.1f} mrad. Friction loss
+x{servos["frictionloss_scale"]:.2f} makes the best replay, but the step responses do not
+measure it: its &plusmn;{servos["frictionloss_scale_sigma"]:.2f} is the spread of
+plausible friction.</p>
 <h3>Camera at policy resolution</h3>
 {warnings}
 <table><tr><th>region</th><th>real</th><th>twin</th><th>ratio</th></tr>{regions}</table>
