@@ -87,20 +87,26 @@ def main() -> None:
     def rate(r: dict) -> str:
         return f"{r['success_rate']:.0%} ({r['ci95'][0]:.0%}-{r['ci95'][1]:.0%}, n={r['trials']})"
 
+    def expert(s: dict) -> str:
+        """The scripted expert's success in the arm's twin and the nominal one (asked
+        before a retraining)."""
+        found = s["retraining"].get("expert")
+        return f"{found['arm_twin']:.0%} / {found['nominal']:.0%}" if found else "-"
+
     def kept(s: dict) -> dict:
         """The matched evaluation of what adapt says to deploy (adapted, or as before)."""
         return s["after"] if s["keep"]["adapted"] else s["before"]
 
     print(
         "\nprofile | before | after | gain (Newcombe 95%) | twin predicts | retrained | "
-        "kept | total s | seconds"
+        "expert in the arm's twin / nominal | kept | total s | seconds"
     )
     for name, s, _ in rows:
         g = s["gain"]
         print(
             f"{name} | {rate(s['before'])} | {rate(s['after'])} | {g['gap']:+.0%} "
             f"({g['ci95'][0]:+.0%} to {g['ci95'][1]:+.0%}) | {rate(s['twin'])} | "
-            f"{'yes' if s['retraining']['retrain'] else 'no'} | "
+            f"{'yes' if s['retraining']['retrain'] else 'no'} | {expert(s)} | "
             f"{'adapted' if s['keep']['adapted'] else 'as before'} {kept(s)['success_rate']:.0%} | "
             f"{s['total_seconds']:.0f} | {s['seconds']}"
         )

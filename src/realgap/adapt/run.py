@@ -52,6 +52,7 @@ from realgap.policy.folder import load_contract
 from realgap.report.html import build_report
 from realgap.runs import RunFolder, claim
 from realgap.sim.calibration import Calibration
+from realgap.sim.scripted import expert_success
 from realgap.speed import DeploySpeed
 from realgap.train import distill
 from realgap.train.checkpoint import Checkpointer
@@ -236,7 +237,7 @@ def run_adapt(
     )
     summary_file = Path(args.out) / "summary.json"
     needed = retraining_needed(
-        config, layout, trials, seen, arm_speed, run, results["before"]["overall"]
+        config, task, layout, trials, seen, arm_speed, run, results["before"]["overall"]
     )
     if not needed["retrain"]:
         console.print(f"[green]{needed['note']}[/]")
@@ -320,11 +321,13 @@ def run_adapt(
 
 
 def retraining_needed(
-    config: AdaptConfig, layout, trials: int, seen, speed, run, before: dict
+    config: AdaptConfig, task: str, layout, trials: int, seen, speed, run, before: dict
 ) -> dict:
     """Whether the arm's differences need a retraining (:func:`retrain_decision`): the
     old policy in the arm's twin (with the bridge's calibration) and in the nominal
-    twin, both at the arm's speed, and ``before``, its result on the arm."""
+    twin, both at the arm's speed, and ``before``, its result on the arm. Before a
+    retraining, the scripted expert in both twins says what it can reach: an arm whose
+    physics (a heavy cube, slippery jaws) defeat the expert defeats any student."""
     if config.quick:
         return {"retrain": True, "note": "quick run: retraining regardless"}
     common = dict(seed=config.seed, earlier="overwrite", speed=speed)
@@ -332,11 +335,22 @@ def retraining_needed(
     twin = evaluate(
         config.policy, "sim", layout, trials, out=run.file("old_twin"), calibration=seen, **common
     )
-    return retrain_decision(
+    decision = retrain_decision(
         nominal["overall"]["success_rate"],
         twin["overall"]["success_rate"],
         before["success_rate"],
     )
+    if decision["retrain"]:
+        expert = {
+            "arm_twin": expert_success(task, seen.twin(), speed, seed=config.seed),
+            "nominal": expert_success(task, Calibration().twin(), speed, seed=config.seed),
+        }
+        decision["expert"] = expert
+        decision["note"] += (
+            f"; the scripted expert scores {expert['arm_twin']:.0%} in the arm's twin "
+            f"({expert['nominal']:.0%} in the nominal one), about what retraining can reach"
+        )
+    return decision
 
 
 def placement_offset(check: dict) -> tuple[list[float], list[float]]:

@@ -56,6 +56,7 @@ same layout and spots for both policies. In-distribution spots; Wilson 95% inter
 <p>Improvement on the arm: <b>{gain["gap"]:+.0%}</b> (Newcombe 95%
 {gain["ci95"][0]:+.0%} to {gain["ci95"][1]:+.0%}). Twin minus arm after adapting:
 {predicted["gap"]:+.0%} ({predicted["ci95"][0]:+.0%} to {predicted["ci95"][1]:+.0%}).</p>
+<p class="note">{html.escape(summary.get("retraining", {}).get("note", ""))}</p>
 <h3>The calibration (one standard deviation)</h3>
 <table><tr><th>value</th><th>measured</th><th>&plusmn;</th></tr>{calibration}</table>
 {attribution_html(attribution) if attribution else ""}

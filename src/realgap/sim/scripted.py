@@ -12,7 +12,10 @@ import numpy as np
 
 from realgap.sim import robot
 from realgap.sim.batched_env import BatchedEnv
+from realgap.sim.randomization import DomainRandomization
 from realgap.sim.rollout import rollout, success_rate
+from realgap.sim.twin import TwinParams
+from realgap.speed import DeploySpeed
 
 DOWN = np.array([0.0, 0.0, -1.0])
 OPEN, CLOSED = 0.9, -0.17
@@ -253,3 +256,17 @@ def run_episodes(env: BatchedEnv, episodes: int, seed: int = 0) -> dict[str, flo
         "success_rate": success_rate(finished),
         "mean_length": float(np.mean([episode.length for episode in finished])),
     }
+
+
+def expert_success(
+    task: str, twin: TwinParams, speed: DeploySpeed, episodes: int = 64, seed: int = 0
+) -> float:
+    """The scripted expert's success in ``twin`` at ``speed``, without images (seconds
+    for 64 episodes): about what a student trained in that twin can reach. A heavy cube
+    in weak jaws lowers it for any policy; a student far under it has more to learn."""
+    randomization = DomainRandomization.none(twin).at_speed(speed)
+    env = BatchedEnv(task, min(episodes, 32), randomization=randomization, render=False, seed=seed)
+    try:
+        return run_episodes(env, episodes, seed=seed)["success_rate"]
+    finally:
+        env.close()
