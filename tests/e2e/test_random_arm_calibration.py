@@ -16,7 +16,7 @@ from realgap.bridge.random_arms import sample_arm
 from realgap.bridge.worlds import at_start_pose, open_fake_world
 from realgap.diagnose.hand_eye import fit_hand_eye
 from realgap.diagnose.recording import record_calibration
-from realgap.diagnose.servos import identify_servos
+from realgap.diagnose.servos import identify_servos, replay_rms
 from realgap.eval.matched import fake_arm_placement_check
 from realgap.policy.checkpoint import save_policy
 from realgap.policy.contract import PolicyContract
@@ -40,14 +40,19 @@ def test_the_torque_cap_of_a_weak_servo_is_measured_not_folded_into_damping():
 def test_the_servo_fit_reaches_the_valley_floor_and_states_an_informative_sigma(seed):
     """Random arms 3 and 25: capped servos whose replay error barely changes along a
     valley. With SciPy's default polish simplex (a few thousandths in log scale) arm
-    25's fit stopped at stiffness 0.67 (truth 0.83), and arm 3's other "basins", the
-    polishes' own starts, stated its stiffness as 1.16 +- 1.05: true, and useless."""
+    25's fit stopped at stiffness 0.67 (truth 0.83) with a replay error 3% above the
+    truth's, and arm 3's other "basins", the polishes' own starts, stated its stiffness
+    as 1.16 +- 1.05: true, and useless. At the valley floor the replay error is the
+    truth's within noise (arm 25's recording of today's sweep: stiffness 0.96, 0.2%
+    above the truth's error, 1.3 stated sigmas off)."""
     arm = sample_arm(seed)
     recording = record_calibration(open_fake_world("Reach", arm), poses=2, seed=0)
-    fit = identify_servos(recording, np.deg2rad(arm.twin.joints.zero_offset_deg))
+    offsets = np.deg2rad(arm.twin.joints.zero_offset_deg)
+    fit = identify_servos(recording, offsets)
+    assert fit["rms_rad"] <= 1.005 * replay_rms(recording, arm.twin.servo, offsets)
     for key in ("kp_scale", "damping_scale"):
         truth, value, sigma = getattr(arm.twin.servo, key), fit[key], fit[f"{key}_sigma"]
-        assert value == pytest.approx(truth, rel=0.1), (key, value, sigma)
+        assert value == pytest.approx(truth, rel=0.2), (key, value, sigma)
         assert sigma < 0.25 * value and abs(value - truth) <= 2 * sigma, (key, value, sigma)
 
 

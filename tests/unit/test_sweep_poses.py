@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from realgap.bridge.safety import SafetyConfig
+from realgap.diagnose.pose_design import SweepDesign, joint_sd, prior_information
 from realgap.diagnose.recording import (
     CUBE_IN_VIEW,
     MIN_PINCH_HEIGHT_M,
@@ -118,3 +119,21 @@ def test_a_mark_the_sweep_cannot_keep_clear_of_is_refused_with_both_rules():
     # A cube 5 cm from the pan axis sits under the gripper's every view from above.
     with pytest.raises(ConfigError, match="clear of the table and 2 cm from the cube"):
         sweep_poses("Reach", 32, 0, (0.05, 0.0))
+
+
+def test_the_poses_are_chosen_for_what_they_tell_the_fit():
+    """Lift, elbow and wrist flex turn about parallel axes: the fit's weakest direction
+    mixes the three. Poses drawn at random left it at 0.107-0.114 degrees per pixel of
+    silhouette noise (seeds 0-3, the design's model); chosen, about half."""
+    scene = make_task("Reach").scene_config()
+    model, _ = compile_scene(scene)
+    cube = np.array([*robot.arm_to_sim((0.2, 0.0)), scene.object_half_height()])
+    design = SweepDesign(model, scene, cube, aspect=4 / 3)
+    for seed in range(3):
+        information = prior_information() + sum(
+            design.information(pose) for pose in sweep_poses("Reach", 32, seed)
+        )
+        covariance = np.linalg.inv(information)[:5, :5]
+        weakest = np.sqrt(np.linalg.eigvalsh(covariance)[-1])
+        assert weakest < 0.07, (seed, weakest)
+        assert np.all(joint_sd(information) < 0.05), joint_sd(information)

@@ -3,10 +3,12 @@
 ``realgap calibrate record`` commands it (through :class:`SafeArm`, so the
 same limits apply as in deployment) and stores it as one ``.npz``:
 
-1. **Pose sweep.** A still cube on a printed mark; the arm visits seeded poses
-   around the start pose (wide on lift, elbow and wrist flex, the cube always in
-   view), settles, and at each one stores averaged joint readings and a fresh
-   full-resolution camera frame. The camera and joint-offset diagnostics use it.
+1. **Pose sweep.** A still cube on a printed mark; the arm visits poses around the
+   start pose (wide on lift, elbow and wrist flex, the cube always in view), each the
+   most informative for the joint offsets among seeded candidates
+   (:mod:`realgap.diagnose.pose_design`), settles, and at each one stores averaged
+   joint readings and a fresh full-resolution camera frame. The camera and
+   joint-offset diagnostics use it.
    Optionally (``second_mark``) the operator moves the cube to a second mark halfway
    through: meant to separate lift and elbow zero errors, which near one extension
    move the camera alike; on six random arms it did not make the fit more accurate
@@ -28,6 +30,7 @@ import numpy as np
 
 from realgap.bridge.safety import SafeArm
 from realgap.bridge.worlds import Spot, World, at_start_pose
+from realgap.diagnose.pose_design import SweepDesign, joint_variance, prior_information
 from realgap.errors import ConfigError
 from realgap.sim import robot
 from realgap.sim.failures import cube_in_view
@@ -66,6 +69,12 @@ arms draw up to 0.4) averaged over 5 reads put the predicted cube up to 2.8 px o
 2 of 60 random arms whose cubes had not moved were refused; over 40 reads, at most 1.0
 px over 120 arms against the 1.5 px limit (a 3 mm push). 40 reads take about 0.1 s of
 bus time on an SO-101."""
+ASIDE_VIEW_MARGIN = 1.2
+"""No corner of the bin or lower object set aside may lie within this many half-widths
+of the view's centre (a little beyond the frame: its walls reach past its corners)."""
+POOL_PER_POSE = 40
+"""Candidate poses drawn per pose wanted; the sweep takes the most informative in turn
+(:mod:`realgap.diagnose.pose_design`)."""
 CUBE_IN_VIEW = 0.6
 """A sweep pose must see the cube's centre within this central fraction of the view
 (of each half-width, judged in the nominal twin), so that the cube is whole in the
@@ -195,10 +204,13 @@ def sweep_poses(
     cube_xy: tuple[float, float] = (0.2, 0.0),
     aspect: float = 4 / 3,
 ) -> list[np.ndarray]:
-    """``count`` seeded poses around the start pose, checked in the twin: within the
+    """``count`` poses around the start pose, each in turn the candidate (of
+    :data:`POOL_PER_POSE` per pose, seeded) that most shrinks the joint offsets'
+    uncertainty (:mod:`realgap.diagnose.pose_design`), checked in the twin: within the
     joint ranges; the object's centre in the middle of the view (:data:`CUBE_IN_VIEW`;
-    ``aspect`` is the camera frame's width over its height); and, at the pose and on
-    the way there from the one before, the pinch point at least
+    ``aspect`` is the camera frame's width over its height) and the bin or lower object
+    set aside out of it; and, at the pose and on the way there from the one before, the
+    pinch point at least
     ``MIN_PINCH_HEIGHT_M`` above the table and every part of the arm at least
     ``MIN_OBJECT_CLEARANCE_M`` from the object -- a sweep that touches the cube knocks
     it off its mark (by 7 mm dipping toward the table on a soft-servo arm, by 4 mm
@@ -226,42 +238,64 @@ def sweep_poses(
             for geom in arm_geoms
         )
 
+    aside = _aside_corners(scene)
+
     def object_in_view(pose: np.ndarray) -> bool:
+        """The cube in the middle of the view, and the bin or lower object set aside out of
+        it (the poses chosen for what they tell look around more than random ones)."""
         data.qpos[qpos] = pose
         mujoco.mj_kinematics(model, data)
         mujoco.mj_camlight(model, data)  # camera poses are computed here
-        return bool(
-            cube_in_view(
-                cube,
-                data.cam_xpos[camera][None],
-                data.cam_xmat[camera][None],
-                model.cam_fovy[camera],
-                fraction=CUBE_IN_VIEW,
-                aspect=aspect,
-            )[0]
+        position, turn = data.cam_xpos[camera][None], data.cam_xmat[camera][None]
+        fovy = model.cam_fovy[camera]
+        if not cube_in_view(cube, position, turn, fovy, fraction=CUBE_IN_VIEW, aspect=aspect)[0]:
+            return False
+        if aside is None:
+            return True
+        seen = cube_in_view(
+            aside,
+            np.repeat(position, len(aside), axis=0),
+            np.repeat(turn, len(aside), axis=0),
+            fovy,
+            fraction=ASIDE_VIEW_MARGIN,
+            aspect=aspect,
         )
+        return not seen.any()
 
+    start = robot.KEYFRAMES["start"]
     low, high = robot.JOINT_RANGES[:, 0] + 0.05, robot.JOINT_RANGES[:, 1] - 0.05
     rng = np.random.default_rng(seed)
-    out: list[np.ndarray] = []
-    previous = robot.KEYFRAMES["start"]
+    candidates: list[np.ndarray] = []
     for _ in range(500 * count):
-        pose = robot.KEYFRAMES["start"] + rng.uniform(-1, 1, 6) * POSE_EXCURSION_RAD
+        pose = start + rng.uniform(-1, 1, 6) * POSE_EXCURSION_RAD
         if np.any(pose < low) or np.any(pose > high):
             continue
-        if not (clear(pose) and object_in_view(pose)):
-            continue
-        # The way there must clear the table and the object too, and from the last pose
-        # so must the way back to the start pose.
-        ways = [(previous, pose)]
-        if len(out) == count - 1:
-            ways.append((pose, robot.KEYFRAMES["start"]))
-        if not all(clear(point) for a, b in ways for point in ramp_points(a, b)):
-            continue
+        if clear(pose) and object_in_view(pose):
+            candidates.append(pose)
+            if len(candidates) == POOL_PER_POSE * count:
+                break
+    design = SweepDesign(model, scene, cube[0], aspect)
+    information = np.array([design.information(pose) for pose in candidates])
+    known, out, previous = prior_information(), [], start
+    taken = np.zeros(len(candidates), dtype=bool)
+    while len(out) < count and not taken.all():
+        # The most informative candidate the arm can reach from the last pose: the way
+        # there must clear the table and the object too, and from the last pose so must
+        # the way back to the start pose.
+        variance = np.where(taken, np.inf, joint_variance(known + information))
+        for index in np.argsort(variance)[: len(candidates) - int(taken.sum())]:
+            pose = candidates[index]
+            ways = [(previous, pose)] + ([(pose, start)] if len(out) == count - 1 else [])
+            if all(clear(point) for a, b in ways for point in ramp_points(a, b)):
+                break
+        else:
+            break
+        taken[index] = True
+        known = known + information[index]
         out.append(pose)
         previous = pose
-        if len(out) == count:
-            return out
+    if len(out) == count:
+        return out
     raise ConfigError(
         f"found only {len(out)} of {count} sweep poses that keep clear of the table and "
         f"{MIN_OBJECT_CLEARANCE_M * 100:.0f} cm from the cube with the cube in view: put the "
@@ -269,14 +303,34 @@ def sweep_poses(
     )
 
 
-def ramp_points(start: np.ndarray, goal: np.ndarray, count: int = 4) -> list[np.ndarray]:
-    """Points on the way :meth:`SafeArm.move_to` takes from ``start`` to ``goal``: every
-    joint at the ramp speed until it arrives, so the joints with little to go arrive
-    first and the way bends off the straight line in joint space (random arm 13's jaw,
-    checked on the line alone, pushed its cube 3 cm)."""
+def ramp_points(start: np.ndarray, goal: np.ndarray, spacing_rad: float = 0.05) -> list:
+    """Points on the way :meth:`SafeArm.move_to` takes from ``start`` to ``goal``, at
+    most ``spacing_rad`` apart (at least four): every joint at the ramp speed until it
+    arrives, so the joints with little to go arrive first and the way bends off the
+    straight line in joint space (random arm 13's jaw, checked on the line alone, pushed
+    its cube 3 cm). Four points on every way were enough for random poses; the chosen
+    ones hug the checks' limits, and between four points one passed 14.7 mm from the
+    cube where the rule is 20."""
     distance = np.abs(goal - start).max()
+    count = max(4, int(np.ceil(distance / spacing_rad)))
     travelled = distance * np.arange(1, count + 1) / (count + 1)
     return [start + np.clip(goal - start, -s, s) for s in travelled]
+
+
+def _aside_corners(scene) -> np.ndarray | None:
+    """The corners of the bin or lower object waiting at :data:`ASIDE_XY` (sim frame),
+    or None for a scene without one."""
+    if scene.with_bin:
+        half = np.array([scene.bin_inner_m / 2 + 0.01] * 2 + [scene.bin_wall_height_m / 2])
+    elif scene.stack_base == "can":
+        half = np.array([scene.can_radius_m] * 2 + [scene.can_half_height_m])
+    elif scene.stack_base:
+        half = np.full(3, scene.base_cube_size_m / 2)
+    else:
+        return None
+    centre = np.array([*robot.arm_to_sim(ASIDE_XY), half[2]])
+    box = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
+    return centre + box * half
 
 
 def _arm_geoms(model: mujoco.MjModel) -> list[int]:

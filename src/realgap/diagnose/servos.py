@@ -30,6 +30,7 @@ from realgap.bridge.random_arms import RANGES
 from realgap.diagnose.recording import HOLD_WRITES, CalibrationRecording
 from realgap.diagnose.twin import ServoTwin
 from realgap.runtime import available_cores
+from realgap.sim.twin import ServoParams
 
 LATENCIES = (0, 1, 2, 3)
 FITTED = ("kp_scale", "damping_scale", "frictionloss_scale", "torque_limit_scale")
@@ -154,21 +155,7 @@ def identify_servos(
     releases the GIL while it steps: they run on ``workers`` threads (default: one per
     core; the result is the same with any number). Threads, not processes: a spawned
     process would re-run the caller's script (one that records on an arm, say)."""
-    offsets = np.zeros(6) if offsets is None else np.asarray(offsets, dtype=float)
-    samples = recording.step_samples - offsets
-    writes = recording.step_writes - offsets
-    # Responses relative to the first hold's mean: one noisy sample would bias a joint.
-    hold = recording.step_sample_write < HOLD_WRITES
-    problem = _ReplayFit(
-        recording.task,
-        samples[0],
-        writes,
-        recording.step_sample_write,
-        recording.control_hz,
-        recording.sample_hz,
-        hold,
-        samples[:, :5] - samples[hold, :5].mean(axis=0),
-    )
+    problem = _replay_problem(recording, offsets)
     fits, latency, basins = _basins(problem, workers or available_cores())
     cost, best = basins[0]
     ambiguity = np.zeros(len(FITTED))
@@ -191,6 +178,32 @@ def identify_servos(
         "rms_rad": float(np.sqrt(cost)),
         "rms_rad_by_latency": {str(lat): float(np.sqrt(c)) for c, lat, _ in fits},
     }
+
+
+def replay_rms(recording: CalibrationRecording, servo: ServoParams, offsets=None) -> float:
+    """How well ``servo`` explains the recording's step responses: the RMS difference of
+    the twin's replay from the readings (radians), as the fit measures it."""
+    scales = np.log([getattr(servo, key) for key in FITTED])
+    problem = _replay_problem(recording, offsets)
+    return float(np.sqrt(problem.error(scales, servo.latency_steps)))
+
+
+def _replay_problem(recording: CalibrationRecording, offsets=None) -> _ReplayFit:
+    offsets = np.zeros(6) if offsets is None else np.asarray(offsets, dtype=float)
+    samples = recording.step_samples - offsets
+    writes = recording.step_writes - offsets
+    # Responses relative to the first hold's mean: one noisy sample would bias a joint.
+    hold = recording.step_sample_write < HOLD_WRITES
+    return _ReplayFit(
+        recording.task,
+        samples[0],
+        writes,
+        recording.step_sample_write,
+        recording.control_hz,
+        recording.sample_hz,
+        hold,
+        samples[:, :5] - samples[hold, :5].mean(axis=0),
+    )
 
 
 def friction_sigma(value: float) -> float:
