@@ -214,9 +214,8 @@ def main(argv=None) -> None:
     if not args.appearance:
         # RESOLUTION_FLOOR_PX is a webcam's: these arms' camera is the twin's own renderer.
         print(
-            "the hand-eye sigmas (joints, mount, field of view, lens) are sized for a "
-            "webcam's images; on these arms' twin-rendered ones they are a little wide "
-            "(--appearance for webcams)"
+            "these arms' camera is the twin's own renderer; the hand-eye sigmas are sized "
+            "on webcams' images (--appearance)"
         )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

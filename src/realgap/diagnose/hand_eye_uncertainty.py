@@ -9,7 +9,7 @@ import numpy as np
 PLACEMENT_SIGMA_M = 0.0005
 """How well a cube is set on a printed mark by hand (one standard deviation per axis)."""
 
-RESOLUTION_FLOOR_PX = np.array([0.104] * 5 + [0.124] * 3 + [0.068] * 3 + [0.166, 0.056])
+RESOLUTION_FLOOR_PX = np.array([0.080] * 5 + [0.094] * 3 + [0.058] * 3 + [0.112, 0.068])
 """What silhouettes cannot resolve however many poses: a camera's masks and the
 twin's differ at the edges by a fraction of a pixel (tone, exposure, noise, JPEG,
 resampling). The floor is this much edge motion (analysis pixels) carried through the
@@ -17,14 +17,15 @@ fit's whole normal matrix, so values that trade against each other (the lift/elb
 valley, the mount's depth against the field of view) share it; per group: joints,
 mount offset, mount rotation, field of view, lens k1. Sized for a real camera: chosen
 on 30 random arms with webcams (``benchmarks/bench_calibration.py --random 30
---first-seed 210 --measured-cube --appearance``), each the floor whose one-sigma
-coverage there is nearest 68% with two sigmas covering 90% or more with one value to
-spare (a share over 30 arms moves 1-3 points per value), and checked on nine others
-(``tests/data/hand_eye_errors.json``, docs/results/2026-12-05-calibration.md). On the
-twin's own renders (a fake arm without ``[sensor]``) the same floors put the truth
-within one sigma 70-97% of the time: a little wide there. A floor from each value's
-own column alone (the fit's diagonal) put the elbow's truth within one sigma 37% of
-the time and the pan's 87%."""
+--first-seed 210 --measured-cube --appearance``, the sweep's poses chosen for what
+they tell), each the floor whose one-sigma coverage there is nearest 68% with two
+sigmas covering 90% or more with one value to spare (a share over 30 arms moves 1-3
+points per value), and checked on nine other webcam arms and 30 arms drawn by the
+twin's own renderer (``tests/data/hand_eye_errors.json``,
+docs/results/2026-12-05-calibration.md). With poses drawn at random the floors had to
+be a third wider (0.104 px on the joints) and still covered the twin's renders 70-97%
+within one sigma; a floor from each value's own column alone (the fit's diagonal) put
+the elbow's truth within one sigma 37% of the time and the pan's 87%."""
 
 CUBE_SIZE_DEG_PER_MM = np.array([0.06, 0.66, 0.10, 0.24, 0.09])
 """How far each joint offset moves per millimetre of cube edge the fit gets wrong
