@@ -210,9 +210,8 @@ def sweep_poses(
     joint ranges; the object's centre in the middle of the view (:data:`CUBE_IN_VIEW`;
     ``aspect`` is the camera frame's width over its height) and the bin or lower object
     set aside out of it; and, at the pose and on the way there from the one before, the
-    pinch point at least
-    ``MIN_PINCH_HEIGHT_M`` above the table and every part of the arm at least
-    ``MIN_OBJECT_CLEARANCE_M`` from the object -- a sweep that touches the cube knocks
+    pinch point at least ``MIN_PINCH_HEIGHT_M`` above the table and every part of the
+    arm at least ``MIN_OBJECT_CLEARANCE_M`` from the object -- a sweep that touches the cube knocks
     it off its mark (by 7 mm dipping toward the table on a soft-servo arm, by 4 mm
     passing beside a big cube), and every frame after that lies about where it is."""
     scene = make_task(task).scene_config()
