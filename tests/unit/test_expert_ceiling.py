@@ -22,7 +22,9 @@ def test_the_expert_says_what_an_arms_physics_allow():
     assert expert_success("PickCube", heavy, TRAINING, episodes=32) <= 0.2
 
 
-def _needed(tmp_path, monkeypatch, calibration: Calibration, arm_twin: float) -> dict:
+def _needed(
+    tmp_path, monkeypatch, calibration: Calibration, arm_twin: float, scripted: bool = True
+) -> dict:
     """The retraining decision with the old policy's evaluations standing in: nominal
     90%, the arm's twin ``arm_twin``, the arm 30%."""
     rates = {"old_nominal": 0.9, "old_twin": arm_twin}
@@ -41,6 +43,7 @@ def _needed(tmp_path, monkeypatch, calibration: Calibration, arm_twin: float) ->
         TRAINING,
         RunFolder(tmp_path),
         {"success_rate": 0.3},
+        scripted_teacher=scripted,
     )
 
 
@@ -60,6 +63,8 @@ def test_no_retraining_from_a_teacher_worse_than_the_policy(tmp_path, monkeypatc
     needed = _needed(tmp_path, monkeypatch, heavy, arm_twin=0.4)
     assert needed["expert"]["arm_twin"] <= 0.2
     assert not needed["retrain"] and "worse teacher" in needed["note"]
+    # A policy trained with a PPO teacher retrains with that teacher: not judged so.
+    assert _needed(tmp_path, monkeypatch, heavy, arm_twin=0.4, scripted=False)["retrain"]
 
 
 def test_no_expert_is_asked_when_nothing_is_retrained(tmp_path, monkeypatch):

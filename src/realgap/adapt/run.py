@@ -237,7 +237,15 @@ def run_adapt(
     )
     summary_file = Path(args.out) / "summary.json"
     needed = retraining_needed(
-        config, task, layout, trials, seen, arm_speed, run, results["before"]["overall"]
+        config,
+        task,
+        layout,
+        trials,
+        seen,
+        arm_speed,
+        run,
+        results["before"]["overall"],
+        scripted_teacher=args.teacher != "ppo",
     )
     if not needed["retrain"]:
         console.print(f"[green]{needed['note']}[/]")
@@ -321,7 +329,15 @@ def run_adapt(
 
 
 def retraining_needed(
-    config: AdaptConfig, task: str, layout, trials: int, seen, speed, run, before: dict
+    config: AdaptConfig,
+    task: str,
+    layout,
+    trials: int,
+    seen,
+    speed,
+    run,
+    before: dict,
+    scripted_teacher: bool = True,
 ) -> dict:
     """Whether the arm's differences need a retraining (:func:`retrain_decision`): the
     old policy in the arm's twin (with the bridge's calibration) and in the nominal
@@ -329,7 +345,7 @@ def retraining_needed(
     retraining, the scripted expert (the teacher) runs in both twins: where it scores
     below the old policy in the arm's twin, the retraining would distill a worse
     teacher, so there is none (random webcam arm 323: the expert 37% in a twin whose
-    cube friction nobody measured, the old policy 84%)."""
+    cube friction nobody measured, the old policy 84%). A PPO teacher is not judged so."""
     if config.quick:
         return {"retrain": True, "note": "quick run: retraining regardless"}
     common = dict(seed=config.seed, earlier="overwrite", speed=speed)
@@ -342,7 +358,7 @@ def retraining_needed(
         twin["overall"]["success_rate"],
         before["success_rate"],
     )
-    if decision["retrain"]:
+    if decision["retrain"] and scripted_teacher:
         expert = {
             "arm_twin": expert_success(task, seen.twin(), speed, seed=config.seed),
             "nominal": expert_success(task, Calibration().twin(), speed, seed=config.seed),
