@@ -140,7 +140,7 @@ def test_the_random_arm_calibration_benchmark_runs(tmp_path):
     )
     assert result["summary"]["checks"]["arms"] == 1
     assert "within 0.5 degrees" in finished.stdout
-    assert "sized for a webcam's images" in finished.stdout
+    assert "sized on webcams' images" in finished.stdout
 
 
 def test_a_session_on_two_marks_records_which_mark_each_pose_saw(tmp_path):
