@@ -36,6 +36,11 @@ them): the start of the choice, so that the first poses are compared on somethin
 _BOX = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
 
 
+def box_corners(centre, half) -> np.ndarray:
+    """The eight corners (8, 3) of an axis-aligned box of half extents ``half``."""
+    return np.asarray(centre, dtype=float) + _BOX * np.asarray(half, dtype=float)
+
+
 class SweepDesign:
     """Each candidate pose's information about the joint offsets (in the nominal twin)."""
 
@@ -47,8 +52,7 @@ class SweepDesign:
         self.camera = model.camera(robot.WRIST_CAMERA).id
         self.jaws = [model.geom(name).id for name in JAW_GEOMS]
         radius = scene.can_radius_m if scene.object_shape == "can" else scene.cube_size_m / 2
-        half = np.array([radius, radius, scene.object_half_height()])
-        self.object_corners = np.asarray(object_xyz, dtype=float) + _BOX * half
+        self.object_corners = box_corners(object_xyz, [radius, radius, scene.object_half_height()])
         self.aspect = aspect
         self.nominal = (
             model.cam_pos[self.camera].copy(),

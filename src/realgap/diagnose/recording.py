@@ -30,7 +30,12 @@ import numpy as np
 
 from realgap.bridge.safety import SafeArm
 from realgap.bridge.worlds import Spot, World, at_start_pose
-from realgap.diagnose.pose_design import SweepDesign, joint_variance, prior_information
+from realgap.diagnose.pose_design import (
+    SweepDesign,
+    box_corners,
+    joint_variance,
+    prior_information,
+)
 from realgap.errors import ConfigError
 from realgap.sim import robot
 from realgap.sim.failures import cube_in_view
@@ -327,9 +332,7 @@ def _aside_corners(scene) -> np.ndarray | None:
         half = np.full(3, scene.base_cube_size_m / 2)
     else:
         return None
-    centre = np.array([*robot.arm_to_sim(ASIDE_XY), half[2]])
-    box = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
-    return centre + box * half
+    return box_corners([*robot.arm_to_sim(ASIDE_XY), half[2]], half)
 
 
 def _arm_geoms(model: mujoco.MjModel) -> list[int]:

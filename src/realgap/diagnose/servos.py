@@ -171,6 +171,7 @@ def identify_servos(
         out[key] = float(values[index])
         # Standard deviations: the log scale's, times the value.
         out[f"{key}_sigma"] = float(values[index] * sigma[index])
+    # Friction loss: fitted, but the steps do not measure it; its sigma says so.
     out["frictionloss_scale_sigma"] = friction_sigma(out["frictionloss_scale"])
     return {
         **out,
