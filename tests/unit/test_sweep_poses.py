@@ -128,7 +128,7 @@ def test_the_poses_are_chosen_for_what_they_tell_the_fit():
     scene = make_task("Reach").scene_config()
     model, _ = compile_scene(scene)
     cube = np.array([*robot.arm_to_sim((0.2, 0.0)), scene.object_half_height()])
-    design = SweepDesign(model, scene, cube, aspect=4 / 3)
+    design = SweepDesign(model, scene, cube)
     for seed in range(3):
         information = prior_information() + sum(
             design.information(pose) for pose in sweep_poses("Reach", 32, seed)

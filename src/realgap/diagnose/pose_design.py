@@ -44,16 +44,13 @@ def box_corners(centre, half) -> np.ndarray:
 class SweepDesign:
     """Each candidate pose's information about the joint offsets (in the nominal twin)."""
 
-    def __init__(
-        self, model: mujoco.MjModel, scene: SceneConfig, object_xyz: np.ndarray, aspect: float
-    ):
+    def __init__(self, model: mujoco.MjModel, scene: SceneConfig, object_xyz: np.ndarray):
         self.model, self.data = model, mujoco.MjData(model)
         self.qpos = joint_ids(model)["qpos"]
         self.camera = model.camera(robot.WRIST_CAMERA).id
         self.jaws = [model.geom(name).id for name in JAW_GEOMS]
         radius = scene.can_radius_m if scene.object_shape == "can" else scene.cube_size_m / 2
         self.object_corners = box_corners(object_xyz, [radius, radius, scene.object_half_height()])
-        self.aspect = aspect
         self.nominal = (
             model.cam_pos[self.camera].copy(),
             model.cam_quat[self.camera].copy(),

@@ -278,7 +278,7 @@ def sweep_poses(
             candidates.append(pose)
             if len(candidates) == POOL_PER_POSE * count:
                 break
-    design = SweepDesign(model, scene, cube[0], aspect)
+    design = SweepDesign(model, scene, cube[0])
     information = np.array([design.information(pose) for pose in candidates])
     known, out, previous = prior_information(), [], start
     taken = np.zeros(len(candidates), dtype=bool)
