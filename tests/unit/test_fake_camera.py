@@ -188,6 +188,7 @@ def test_a_profile_without_the_sections_is_the_plain_camera():
         ("[clutter]\nobjects = 2.5\n", "clutter.objects"),
         ("[scene]\nshadows = true\n", "scene.shadows is a twin's room"),
         ("[camera]\nbackground_texture = 'desk.png'\n", "is a twin's learned desk"),
+        ("[camera]\nlens_k1 = -0.06\n", "is a twin's measured lens"),
     ],
 )
 def test_bad_room_and_sensor_values_are_refused_naming_file_and_key(tmp_path, section, expected):
@@ -242,6 +243,20 @@ def test_a_room_that_casts_shadows_shadows_every_episode_of_its_twin():
     shadowed = twin_images(centre=room, **light)
     assert np.array_equal(shadowed, twin_images(shadow_p=1.0, **light))
     assert np.abs(shadowed - twin_images(**light)).mean() > 0.5
+
+
+def test_a_measured_lens_is_drawn_in_every_episode_of_its_twin():
+    # A calibration's camera.lens_k1: the arm's twin draws it with no width at all, and
+    # a width then spreads around it rather than around a pinhole.
+    from realgap.sim.twin import TwinParams
+
+    lens = TwinParams().updated({"camera": {"lens_k1": -0.3}}, "test")
+    bent = twin_images(centre=lens)
+    assert np.array_equal(bent, twin_images(distortion_k1=(-0.3, -0.3)))
+    assert np.abs(bent - twin_images()).mean() > 0.5
+    assert np.array_equal(
+        twin_images(centre=lens, distortion_k1=(0.1, 0.1)), twin_images(distortion_k1=(-0.2, -0.2))
+    )
 
 
 def test_the_twins_vignetting_darkens_corners_more_than_the_centre():

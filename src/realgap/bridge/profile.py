@@ -74,6 +74,8 @@ _HARDWARE_ONLY = {"thermal"}
 TWIN_ONLY = {
     ("camera", "background_texture"): "is a twin's learned desk; a fake arm's desk is its "
     "[desk] section (texture, rgb, contrast, scale_m)",
+    ("camera", "lens_k1"): "is a twin's measured lens; a fake arm's lens is its [sensor] "
+    "distortion_k, which its own camera draws",
     ("scene", "shadows"): "is a twin's room (a user's rig.toml); a fake arm's shadows are its "
     "[lights] shadows, which its own camera draws",
 }

@@ -144,6 +144,7 @@ class HandEyeFit:
             fov_delta_deg=twin.camera.fov_deg_delta,
             fov_delta_sigma_deg=0.0,
             frames_used=0,
+            lens_k1=twin.camera.lens_k1,
             silhouette_rms_before=float("nan"),
             silhouette_rms_after=float("nan"),
         )

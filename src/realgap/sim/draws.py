@@ -161,7 +161,7 @@ def sample_episode(config: DomainRandomization, rng: np.random.Generator, n: int
     # way so that the draws after it do not move.
     shadows = (later.random(n) < config.shadow_p) | c.scene.shadows
     blur = _uniform(later, config.blur_px, n)
-    k1 = _uniform(later, config.distortion_k1, n)
+    k1 = c.camera.lens_k1 + _uniform(later, config.distortion_k1, n)
     vignetting = _uniform(later, config.vignetting, n)
     balance = 1 + config.white_balance * (2 * later.random((n, 3)) - 1)
     read_noise = _uniform(later, config.sensor_noise, n)

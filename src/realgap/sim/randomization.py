@@ -130,7 +130,8 @@ class DomainRandomization:
     """Motion blur while the arm moves: the length of the smear, in policy pixels per
     radian a joint moved in the step (a camera's exposure over a fast move)."""
     distortion_k1: Range = (0.0, 0.0)
-    """Radial lens distortion k1 (barrel below 0), per episode."""
+    """Radial lens distortion k1 (barrel below 0), per episode, added to the centre's
+    lens (``camera.lens_k1``: a measured arm's)."""
     vignetting: Range = (0.0, 0.0)
     """Corner darkening 0..1, per episode."""
     white_balance: float = 0.0
@@ -261,6 +262,7 @@ class DomainRandomization:
         relative("scene.light_scale", twin.scene.light_scale, "light_scale")
         additive("joints.zero_offset_deg", "joint_offset_deg")
         additive("camera.fov_deg_delta", "camera_fov_deg")
+        additive("camera.lens_k1", "distortion_k1", as_range=True)
         additive("placement.offset_xy_m", "placement_offset_m")
         # The mount's uncertainty becomes the per-step wobble around the measured mount.
         if "camera.offset_m" in sigma:

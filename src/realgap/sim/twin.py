@@ -15,7 +15,8 @@ key is optional and defaults to the nominal twin::
     [servo]   kp_scale, damping_scale, frictionloss_scale, torque_limit_scale,
               latency_steps
     [camera]  offset_m (3), rotation_deg (3), fov_deg_delta, exposure_scale,
-              gamma, black_level, background_rgb, background_texture (an image path)
+              gamma, black_level, background_rgb, background_texture (an image path),
+              lens_k1
     [scene]   light_scale, shadows
     [control] rate_hz
     [placement] offset_xy_m (2)
@@ -104,6 +105,11 @@ class CameraParams:
     """An image of the desk (a calibration builds it from what the camera saw, with
     its colours): the twin paints its floor with it instead of the flat colour. Empty:
     none. A fake arm's own desk is its profile's ``[desk]``, which no twin reads."""
+    lens_k1: float = 0.0
+    """The lens's radial distortion (OpenCV's k1 on the frame's normalized coordinates;
+    barrel below 0), which the hand-eye fit measures: the twin's renders go through it.
+    0: a pinhole, as the twin always drew. A fake arm's own lens is its profile's
+    ``[sensor] distortion_k``, which no twin reads."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +196,7 @@ RANGES = {
     "offset_m": (-0.05, 0.05),
     "rotation_deg": (-45.0, 45.0),
     "fov_deg_delta": (-40.0, 40.0),
+    "lens_k1": (-0.5, 0.5),
     "background_rgb": (0.0, 1.0),
     "light_scale": (0.01, 20.0),
     "rate_hz": (1.0, 100.0),
