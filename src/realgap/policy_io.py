@@ -145,20 +145,30 @@ def postprocess_batch(
     height, width = pixels.shape[1:3]
     if height % size or width % size:
         raise ConfigError(f"cannot area-downsample {height}x{width} to {size}x{size}")
+    column = lambda values: np.asarray(values, dtype=np.float64).reshape(n, 1, 1, 1)  # noqa: E731
+    exposure = np.broadcast_to(np.asarray(exposure, dtype=float), (n,))
+    gamma = np.broadcast_to(np.asarray(gamma, dtype=float), (n,))
+    black_level = np.broadcast_to(np.asarray(black_level, dtype=float), (n,))
+    # A camera exposes, clips and tones every sensor pixel before anything averages
+    # them. Only a gain of at most 1 on a plain tone commutes with the average (applied
+    # after it: cheaper, and what the twin always drew); any other image is toned at the
+    # render's own pixels first. Toned after the average, a bright desk saturating
+    # around a dark cube drew the cube's edges lighter than the fake arm's camera did
+    # (a random arm at exposure 1.38: 3 grey levels apart on average, 77 at the edges).
+    after = (gamma == 1.0) & (black_level == 0) & (exposure <= 1.0)
+    if not after.all():
+        before = np.nonzero(~after)[0]
+        pixels = pixels.copy() if pixels is images else pixels
+        pixels[before] = tone_batch(
+            pixels[before], exposure[before], gamma[before], black_level[before]
+        )
     # Area-downsample the batch as one tall image: each box of (height / size) rows lies
     # inside one image, so this is every image's own box average, eleven times faster
     # than numpy's mean over two axes (64 envs at 64x64: 4.7 ms -> 0.4 ms).
     stacked = np.ascontiguousarray(pixels).reshape(n * height, width, 3)
     pixels = cv2.resize(stacked, (size, n * size), interpolation=cv2.INTER_AREA)
     pixels = pixels.reshape(n, size, size, 3)
-    column = lambda values: np.asarray(values, dtype=np.float64).reshape(n, 1, 1, 1)  # noqa: E731
-    plain = (np.asarray(gamma) == 1.0) & (np.asarray(black_level) == 0)
-    # Plain: the exposure gain, clipped once at the end (as before tone existed).
-    exposed = pixels * column(exposure)
-    if not plain.all():
-        toned = tone_batch(pixels, exposure, gamma, black_level)
-        exposed = np.where(column(plain), exposed, toned)
-    pixels = exposed
+    pixels = np.where(column(after), pixels * column(exposure), pixels)
     hue = np.asarray(hue, dtype=float)
     if np.any(hue != 0):
         rotations = np.stack([_hue_rotation(h).T for h in hue]).astype(np.float32)
@@ -183,7 +193,8 @@ def tone_batch(pixels: np.ndarray, exposure, gamma, black_level) -> np.ndarray:
     """:func:`tone` with one exposure, gamma and black level per image of a batch."""
     column = lambda values: np.asarray(values, dtype=np.float32).reshape(-1, 1, 1, 1)  # noqa: E731
     pixels = clip_unit(pixels * column(exposure))
-    pixels = pixels ** column(gamma)
+    if np.any(np.asarray(gamma) != 1.0):  # the power is most of the cost at full size
+        pixels = pixels ** column(gamma)
     black = column(black_level)
     return black + (np.float32(1.0) - black) * pixels
 
