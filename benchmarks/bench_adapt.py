@@ -2,12 +2,13 @@
 
 Usage: python benchmarks/bench_adapt.py POLICY [--profiles reference_pitfalls ...]
        [--random N [--first-seed S]] [--trials 39] [--budget 10] [--rig rig.toml]
-       [--out runs/bench_adapt]
+       [--rig-friction] [--out runs/bench_adapt]
 
 ``--random N`` adapts on N random arms (realgap.bridge.random_arms, seeds S..S+N-1)
 instead of the named profiles: arms nobody tuned to. Each arm's rig.toml is written
 from its hidden cube (as a user would weigh and measure it) and whether its room casts
-shadows (as a user would see).
+shadows (as a user would see); ``--rig-friction`` adds the cube's and the jaws' friction,
+as a user who tilt-tests them would (otherwise the twin keeps its nominal friction).
 
 For each fake arm: the whole adapt run (record, hand-eye calibration, retrain in the
 arm's twin with the budget, matched before/after). Prints success inside the training
@@ -37,6 +38,19 @@ def named_arms(names_or_paths: list[str]) -> dict:
     return arms
 
 
+def rig_text(profile, friction: bool = False) -> str:
+    """A random arm's rig.toml: its cube weighed and measured, its shadows seen, and with
+    ``friction`` the cube's and jaws' friction tilt-tested (rig.toml's default sigmas)."""
+    cube = profile.twin.cube
+    text = f"[cube]\nmass_kg = {cube.mass_kg}\nsize_m = {cube.size_m}\n"
+    if friction:
+        text += (
+            f"friction = {cube.friction}\n[fingers]\nfriction = {profile.twin.fingers.friction}\n"
+        )
+    shadows = "true" if profile.appearance.lights.shadows else "false"
+    return text + f"[scene]\nshadows = {shadows}\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("policy", type=Path)
@@ -44,6 +58,9 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=39)
     parser.add_argument("--budget", type=float, default=10.0, help="minutes")
     parser.add_argument("--rig", type=Path, help="rig.toml: the weighed cube (docs/adapt.md)")
+    parser.add_argument(
+        "--rig-friction", action="store_true", help="random arms: rig.toml gives friction"
+    )
     parser.add_argument("--random", type=int, default=0, help="adapt on N random arms")
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--appearance", action="store_true", help="random arms with a room")
@@ -67,12 +84,7 @@ def main() -> None:
         if args.random:  # the user weighs and measures their cube, and looks for shadows
             rig = args.out / name / "rig.toml"
             rig.parent.mkdir(parents=True, exist_ok=True)
-            cube = profile.twin.cube
-            shadows = "true" if profile.appearance.lights.shadows else "false"
-            rig.write_text(
-                f"[cube]\nmass_kg = {cube.mass_kg}\nsize_m = {cube.size_m}\n"
-                f"[scene]\nshadows = {shadows}\n"
-            )
+            rig.write_text(rig_text(profile, friction=args.rig_friction))
         config = AdaptConfig(
             policy=args.policy,
             out=args.out / name,
