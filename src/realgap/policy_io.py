@@ -155,20 +155,18 @@ def postprocess_batch(
     # render's own pixels first. Toned after the average, a bright desk saturating
     # around a dark cube drew the cube's edges lighter than the fake arm's camera did
     # (a random arm at exposure 1.38: 3 grey levels apart on average, 77 at the edges).
-    after = (gamma == 1.0) & (black_level == 0) & (exposure <= 1.0)
-    if not after.all():
-        before = np.nonzero(~after)[0]
+    gain_after = (gamma == 1.0) & (black_level == 0) & (exposure <= 1.0)
+    if not gain_after.all():
+        first = np.nonzero(~gain_after)[0]
         pixels = pixels.copy() if pixels is images else pixels
-        pixels[before] = tone_batch(
-            pixels[before], exposure[before], gamma[before], black_level[before]
-        )
+        pixels[first] = tone_batch(pixels[first], exposure[first], gamma[first], black_level[first])
     # Area-downsample the batch as one tall image: each box of (height / size) rows lies
     # inside one image, so this is every image's own box average, eleven times faster
     # than numpy's mean over two axes (64 envs at 64x64: 4.7 ms -> 0.4 ms).
     stacked = np.ascontiguousarray(pixels).reshape(n * height, width, 3)
     pixels = cv2.resize(stacked, (size, n * size), interpolation=cv2.INTER_AREA)
     pixels = pixels.reshape(n, size, size, 3)
-    pixels = np.where(column(after), pixels * column(exposure), pixels)
+    pixels = np.where(column(gain_after), pixels * column(exposure), pixels)
     hue = np.asarray(hue, dtype=float)
     if np.any(hue != 0):
         rotations = np.stack([_hue_rotation(h).T for h in hue]).astype(np.float32)

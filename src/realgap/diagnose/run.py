@@ -94,9 +94,8 @@ def calibration_from(result: dict, recording_path) -> Calibration:
             geometry["fov_delta_deg"],
             geometry["fov_delta_sigma_deg"],
         )
-        # The twin draws the measured lens: a pinhole twin misplaced a random webcam
-        # arm's far cubes by its k1 of -0.07 (PickCube, after adapt: 74% on the arm,
-        # the same with only the lens left of its webcam, 89% without it).
+        # The arm's twin draws the measured lens (random webcam arms' k1: -0.04 to
+        # -0.07, recovered to about 0.004) instead of a pinhole.
         measured["camera.lens_k1"] = (geometry["lens_k1"], geometry["lens_k1_sigma"])
     for key in FITTED:
         measured[f"servo.{key}"] = (servos[key], servos[f"{key}_sigma"])
