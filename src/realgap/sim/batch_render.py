@@ -152,6 +152,7 @@ class BatchRenderer(TwinVisuals):
             twin.gamma,
             twin.black_level,
             linear=True,
+            gain=twin.exposure_jitter,
         )
 
     def _compress(self, raw: np.ndarray, twin: TwinBatch) -> np.ndarray:

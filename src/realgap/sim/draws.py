@@ -50,6 +50,10 @@ class TwinBatch:
     camera_rotation: np.ndarray  # (n, 3) radians, rotation vector
     camera_fov_delta: np.ndarray  # degrees
     exposure_scale: np.ndarray
+    """The camera's own exposure (the twin's, drawn per pixel as a camera does)."""
+    exposure_jitter: np.ndarray
+    """The randomization's gain on top: an augmentation of the policy image, like
+    brightness, applied after the average."""
     gamma: np.ndarray
     black_level: np.ndarray
     light_scale: np.ndarray
@@ -129,7 +133,7 @@ def sample_episode(config: DomainRandomization, rng: np.random.Generator, n: int
     hz = c.control.rate_hz * _uniform(rng, config.control_hz_scale, n)
     fov = c.camera.fov_deg_delta + sym(config.camera_fov_deg, n)
     light = c.scene.light_scale * _uniform(rng, config.light_scale, n)
-    exposure = c.camera.exposure_scale * _uniform(rng, config.exposure_scale, n)
+    exposure_jitter = _uniform(rng, config.exposure_scale, n)
     grey = _uniform(rng, config.background_grey, n)
     brightness = sym(config.brightness, n)
     contrast = 1 + sym(config.contrast, n)
@@ -190,7 +194,8 @@ def sample_episode(config: DomainRandomization, rng: np.random.Generator, n: int
         camera_offset=tile(c.camera.offset_m),
         camera_rotation=np.deg2rad(tile(c.camera.rotation_deg)),
         camera_fov_delta=fov,
-        exposure_scale=exposure,
+        exposure_scale=np.full(n, float(c.camera.exposure_scale)),
+        exposure_jitter=exposure_jitter,
         gamma=gamma,
         black_level=black,
         light_scale=light,

@@ -141,6 +141,7 @@ class WristRenderer(TwinVisuals):
             hue=twin.hue[i],
             gamma=twin.gamma[i],
             black_level=twin.black_level[i],
+            gain=twin.exposure_jitter[i],
         )
 
     def close(self) -> None:
