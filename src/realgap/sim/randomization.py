@@ -90,7 +90,8 @@ class DomainRandomization:
     light_scale: Range = (0.7, 1.3)
     """Multiplies the scene light's intensity."""
     exposure_scale: Range = (0.8, 1.25)
-    """Multiplies the centre's exposure (camera gain)."""
+    """A gain on top of the centre's exposure: an augmentation of the policy image, on
+    the average like brightness (the centre's own exposure goes on every pixel)."""
     gamma_scale: Range = (1.0, 1.0)
     """Multiplies the centre's tone-response exponent."""
     black_level: Range = (0.0, 0.0)
