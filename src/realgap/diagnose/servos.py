@@ -53,7 +53,8 @@ are small; the three were chosen with it on 99 random arms' fits (twin renders 3
 webcams 200-239; their recordings and hand-eye offsets from ``benchmarks/
 bench_calibration.py --random N --measured-cube``, webcams ``--appearance``), the truth
 within one / two stated sigmas: stiffness 78/95% (twin renders) and 69/87% (webcams),
-damping 83/93% and 64/90%, torque cap 75/97% and 69/92%
+damping 83/93% and 64/87%, torque cap 75/97% and 69/92%; on 81 held out (the chosen
+calibration poses' recordings) stiffness 78/85%, damping 63/89%, torque cap 74/94%
 (docs/results/2026-12-05-calibration.md). Before the profiles the stiffness's and
 damping's floors were 0.10 and 0.08 and covered 87-95% within one sigma: constant floors
 wide enough for the long tails. These arms' servos are the twin's own model, so a real
