@@ -132,18 +132,23 @@ class _ReplayFit:
         return float(np.mean(self.residuals(log_scales, latency) ** 2))
 
 
+def _nelder_mead(cost, start: np.ndarray, size: float, maxfev: int):
+    """A polish's simplex search from ``start``, its start simplex ``size`` on every log
+    scale."""
+    simplex = np.vstack([start, start + size * np.eye(len(start))])
+    return minimize(
+        cost,
+        start,
+        method="Nelder-Mead",
+        options={"xatol": 0.005, "fatol": 1e-12, "maxfev": maxfev, "initial_simplex": simplex},
+    )
+
+
 def _polish(job: tuple[_ReplayFit, int, np.ndarray, float]) -> tuple[float, np.ndarray]:
     """The fit at one latency polished from ``start``, with a start simplex of ``size``
     on every log scale."""
     fit, latency, start, size = job
-    simplex = np.vstack([start, start + size * np.eye(len(start))])
-    result = minimize(
-        fit.error,
-        start,
-        args=(latency,),
-        method="Nelder-Mead",
-        options={"xatol": 0.005, "fatol": 1e-12, "maxfev": 160, "initial_simplex": simplex},
-    )
+    result = _nelder_mead(lambda x: fit.error(x, latency), start, size, maxfev=160)
     return float(result.fun), result.x
 
 
@@ -298,13 +303,8 @@ def _pinned_polish(job: tuple[_ReplayFit, int, np.ndarray, int, float]):
         full[index], full[free] = pin, x
         return full
 
-    x0 = start[free]
-    simplex = np.vstack([x0, x0 + POLISH_SIMPLEX * np.eye(len(free))])
-    result = minimize(
-        lambda x: fit.error(pinned(x), latency),
-        x0,
-        method="Nelder-Mead",
-        options={"xatol": 0.005, "fatol": 1e-12, "maxfev": 120, "initial_simplex": simplex},
+    result = _nelder_mead(
+        lambda x: fit.error(pinned(x), latency), start[free], POLISH_SIMPLEX, maxfev=120
     )
     return float(result.fun), pinned(result.x)
 
