@@ -336,7 +336,7 @@ def _profiles(problem: _ReplayFit, latency: int, cost: float, best: np.ndarray, 
             polished = _polish((problem, latency, lowest[1], POLISH_SIMPLEX))
             cost, best = min(lowest, polished, key=lambda fit: fit[0])
     rms = np.sqrt([fit[0] for fit in pinned]) / np.sqrt(cost) - 1
-    return cost, best, [rms[2 * i : 2 * i + 2] for i in range(len(PROFILED))]
+    return cost, best, rms.reshape(len(PROFILED), 2)
 
 
 def profile_width(rises) -> float:
@@ -348,7 +348,7 @@ def profile_width(rises) -> float:
     flattest = float(np.min(rises))
     if flattest <= PROFILE_RISE * PROFILE_STEP**2:
         return 1.0
-    return float(min(PROFILE_STEP * np.sqrt(PROFILE_RISE / flattest), 1.0))
+    return float(PROFILE_STEP * np.sqrt(PROFILE_RISE / flattest))
 
 
 def _log_sigma(residuals, x: np.ndarray, step: float = 0.05) -> np.ndarray:
