@@ -83,7 +83,9 @@ def calibrate_one(
     if measured_cube:
         caliper = np.random.default_rng(50_000 + seed).normal(0.0, MEASURED_CUBE_SIGMA_M)
         cube_size = profile.twin.cube.size_m + caliper
-    diagnose_recording(recording, folder, cube_size_m=cube_size)
+    # The user says whether the room casts shadows (rig.toml's scene.shadows): they look.
+    shadows = profile.appearance.lights.shadows
+    diagnose_recording(recording, folder, cube_size_m=cube_size, shadows=shadows)
     calibration = Calibration.load(folder / "calibration.json")
     row = {"seed": seed, "seconds": round(time.perf_counter() - started, 1), "fields": {}}
     hand_eye = json.loads((folder / "diagnosis.json").read_text()).get("hand_eye") or {}

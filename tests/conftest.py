@@ -4,6 +4,7 @@ import os
 
 import pytest
 
+from realgap.diagnose.servos import FITTED
 from realgap.runtime import configure_rendering, configure_torch_threads
 
 configure_rendering()
@@ -20,3 +21,39 @@ files, not the core count, bound its time beyond a few workers."""
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config):
     return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
+
+
+def _diagnosis(lens_k1=-0.068, lens_sigma=0.004, warnings=()):
+    """The parts of a diagnosis ``calibration_from`` reads (the lens and warnings as given)."""
+    servos = {key: 1.0 for key in FITTED} | {f"{key}_sigma": 0.05 for key in FITTED}
+    return {
+        "world": "fake",
+        "hand_eye": {
+            "warnings": list(warnings),
+            "offsets_deg": [0.5, -0.2, 0.1, 0.3, 0.0, 0.0],
+            "offsets_sigma_deg": [0.1] * 6,
+            "mount_offset_m": [0.001, 0.0, -0.001],
+            "mount_offset_sigma_m": [0.0002] * 3,
+            "mount_rotation_deg": [0.5, -0.5, 0.2],
+            "mount_rotation_sigma_deg": [0.1] * 3,
+            "fov_delta_deg": 0.3,
+            "fov_delta_sigma_deg": 0.2,
+            "lens_k1": lens_k1,
+            "lens_k1_sigma": lens_sigma,
+        },
+        "servos": servos | {"latency_steps": 1},
+        "camera": {
+            "exposure_gain_needed": 1.1,
+            "gamma": 1.0,
+            "black_level": 0.02,
+            "background_rgb": None,
+            "desk_texture": None,
+            "warnings": [],
+        },
+    }
+
+
+@pytest.fixture
+def diagnosis():
+    """Builds a diagnosis as ``realgap.diagnose.run.calibration_from`` reads it."""
+    return _diagnosis

@@ -6,42 +6,11 @@ import numpy as np
 import pytest
 
 from realgap.diagnose.run import calibration_from
-from realgap.diagnose.servos import FITTED
 from realgap.sim.draws import sample_episode
 from realgap.sim.randomization import DomainRandomization
 
 
-def diagnosis(lens_k1=-0.068, lens_sigma=0.004, warnings=()):
-    """The parts of a diagnosis ``calibration_from`` reads."""
-    servos = {key: 1.0 for key in FITTED} | {f"{key}_sigma": 0.05 for key in FITTED}
-    return {
-        "world": "fake",
-        "hand_eye": {
-            "warnings": list(warnings),
-            "offsets_deg": [0.5, -0.2, 0.1, 0.3, 0.0, 0.0],
-            "offsets_sigma_deg": [0.1] * 6,
-            "mount_offset_m": [0.001, 0.0, -0.001],
-            "mount_offset_sigma_m": [0.0002] * 3,
-            "mount_rotation_deg": [0.5, -0.5, 0.2],
-            "mount_rotation_sigma_deg": [0.1] * 3,
-            "fov_delta_deg": 0.3,
-            "fov_delta_sigma_deg": 0.2,
-            "lens_k1": lens_k1,
-            "lens_k1_sigma": lens_sigma,
-        },
-        "servos": servos | {"latency_steps": 1},
-        "camera": {
-            "exposure_gain_needed": 1.1,
-            "gamma": 1.0,
-            "black_level": 0.02,
-            "background_rgb": None,
-            "desk_texture": None,
-            "warnings": [],
-        },
-    }
-
-
-def test_the_calibration_keeps_the_lens_with_its_sigma():
+def test_the_calibration_keeps_the_lens_with_its_sigma(diagnosis):
     calibration = calibration_from(diagnosis(), "recording.npz")
     assert calibration.values["camera.lens_k1"] == pytest.approx(-0.068)
     assert calibration.uncertainty["camera.lens_k1"] == pytest.approx(0.004)
@@ -49,13 +18,15 @@ def test_the_calibration_keeps_the_lens_with_its_sigma():
     assert calibration.through_bridge().twin().camera.lens_k1 == pytest.approx(-0.068)
 
 
-def test_a_geometry_the_fit_distrusts_leaves_the_twin_a_pinhole():
+def test_a_geometry_the_fit_distrusts_leaves_the_twin_a_pinhole(diagnosis):
     calibration = calibration_from(diagnosis(warnings=["implausible"]), "recording.npz")
     assert "camera.lens_k1" not in calibration.values
     assert calibration.twin().camera.lens_k1 == 0.0
 
 
-def test_the_twin_around_a_calibration_draws_lenses_within_two_sigmas_of_the_fit():
+def test_the_twin_around_a_calibration_draws_lenses_within_two_sigmas_of_the_fit(
+    diagnosis,
+):
     around = DomainRandomization().around(calibration_from(diagnosis(), "recording.npz"))
     assert around.distortion_k1 == pytest.approx((-0.008, 0.008))
     k1 = sample_episode(around, np.random.default_rng(0), 400).distortion_k1

@@ -158,8 +158,16 @@ def run_adapt(
     else:
         # The rig's measured cube is the one the hand-eye fit must draw.
         cube_size, cube_sigma = rig.get("cube.size_m", (None, None))
+        # The twin draws the shadows rig.toml says the room casts: the desk is learned
+        # under the same light (MuJoCo lights a textured desk brighter with them).
+        shadows = bool(rig.get("scene.shadows", (False, None))[0])
         diagnosis = diagnose_recording(
-            recording_path, run.file("calibration"), config.layout, cube_size, cube_sigma
+            recording_path,
+            run.file("calibration"),
+            config.layout,
+            cube_size,
+            cube_sigma,
+            shadows=shadows,
         )
     calibration = Calibration.load(run.file("calibration") / "calibration.json")
     for key, (value, sigma) in rig.items():

@@ -13,6 +13,12 @@ CUBE_SIZE_HELP = (
 )
 
 
+SHADOWS_HELP = (
+    "the room's light casts the arm's shadow on the desk (look, and say so; rig.toml's "
+    "scene.shadows): the twin measures with shadows and the calibration sets them"
+)
+
+
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "diagnose",
@@ -27,6 +33,7 @@ def register(subparsers) -> None:
         type=Path,
         help="take joint offsets and camera mount from this file instead of fitting them",
     )
+    camera.add_argument("--shadows", action="store_true", help=SHADOWS_HELP)
     camera.set_defaults(func=run_camera)
     frame = sub.add_parser("frame", help="a placement in the arm and the sim frame")
     frame.add_argument("x", type=float)
@@ -48,6 +55,7 @@ def register(subparsers) -> None:
     everything.add_argument("--out", type=Path, required=True, help="folder (e.g. a run folder)")
     everything.add_argument("--layout", type=Path)
     everything.add_argument("--cube-size", type=float, metavar="M", help=CUBE_SIZE_HELP)
+    everything.add_argument("--shadows", action="store_true", help=SHADOWS_HELP)
     everything.set_defaults(func=run_all)
     attribution = sub.add_parser(
         "attribute", help="points each measured difference costs (alone, and removed)"
@@ -70,7 +78,8 @@ def run_camera(args) -> int:
     geometry = None
     if args.calibration is not None:
         geometry = HandEyeFit.from_twin(Calibration.load(args.calibration).twin())
-    result = diagnose_camera(CalibrationRecording.load(args.recording), geometry)
+    recording = CalibrationRecording.load(args.recording)
+    result = diagnose_camera(recording, geometry, shadows=args.shadows)
     for warning in result["warnings"]:
         print(f"warning: {warning}")
     for name, region in result["regions"].items():
@@ -123,7 +132,9 @@ def run_grasp(args) -> int:
 def run_all(args) -> int:
     from realgap.diagnose.run import diagnose_recording
 
-    result = diagnose_recording(args.recording, args.out, args.layout, args.cube_size)
+    result = diagnose_recording(
+        args.recording, args.out, args.layout, args.cube_size, shadows=args.shadows
+    )
     summary = {k: result[k] for k in ("joints", "servos")}
     print(json.dumps(summary, indent=1, default=float))
     print(f"wrote {args.out / 'calibration.json'} and the report section in {args.out}")

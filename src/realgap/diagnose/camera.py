@@ -58,15 +58,21 @@ def policy_labels(labels: np.ndarray, size: int) -> np.ndarray:
 
 
 def diagnose_camera(
-    recording: CalibrationRecording, geometry: HandEyeFit | None = None, policy_size: int = 16
+    recording: CalibrationRecording,
+    geometry: HandEyeFit | None = None,
+    policy_size: int = 16,
+    shadows: bool = False,
 ) -> dict:
     """Tone, background and regions with the camera where ``geometry`` (the hand-eye
-    fit of joint offsets and mount; fitted here when not given) puts it."""
+    fit of joint offsets and mount; fitted here when not given) puts it. ``shadows``:
+    the room casts the arm's shadow (the user says so, as rig.toml's ``scene.shadows``);
+    the twin that measures then draws it too, and the desk is learned as a shadowed
+    twin will paint it."""
     geometry = geometry or fit_hand_eye(recording)
     frames = analysis_frames(recording.pose_frames)
     angles = recording.pose_readings - geometry.offsets_rad
     cubes = recording.cube_positions  # the mark each pose saw
-    twin = TwinCamera(recording.task, frames.shape[1:3])
+    twin = TwinCamera(recording.task, frames.shape[1:3], shadows=shadows)
     twin.set_camera(geometry.mount_offset_m, geometry.mount_rotation_deg, geometry.fov_delta_deg)
     moved = np.array([twin.render(a, c) for a, c in zip(angles, cubes)])
     moved_labels = np.array([twin.labels(a, c) for a, c in zip(angles, cubes)])
@@ -88,7 +94,7 @@ def diagnose_camera(
         total = np.where(usable, colour, 0.0).sum(axis=0)
         background = np.clip(bounded_mean(total, usable.sum(axis=0), colour.max(axis=0)), 0, 1)
     # The desk's own pattern where the frames saw it (wood grain, a mat's grid ...).
-    desk = desk_texture_from(recording, geometry, twin, response, PROBE_GREY)
+    desk = desk_texture_from(recording, geometry, twin, response, PROBE_GREY, shadows)
     twin.set_camera()
     renders = np.array([twin.render(a, c) for a, c in zip(angles, cubes)])
     labels = np.array([twin.labels(a, c) for a, c in zip(angles, cubes)])
@@ -113,6 +119,7 @@ def diagnose_camera(
         "background_rgb": None if background is None else [float(v) for v in background],
         "desk_texture": None if desk is None else desk[0],
         "desk_coverage": 0.0 if desk is None else desk[1],
+        "shadows": shadows,
         "regions": regions,
         "mount_offset_mm": [v * 1000 for v in offset_m],
         "mount_rotation_deg": list(rotation_deg),

@@ -29,10 +29,12 @@ def diagnose_recording(
     layout=None,
     cube_size_m: float | None = None,
     cube_size_sigma_m: float | None = None,
+    shadows: bool = False,
 ) -> dict:
     """Joint offsets and camera mount together (hand-eye, with the cube drawn at
     ``cube_size_m`` when measured, known to ``cube_size_sigma_m``), then servos and the
-    camera's tone and background with them, plus frame and coverage checks. Writes
+    camera's tone and background with them (in a room that casts the arm's shadow when
+    ``shadows``: the twin then draws it too), plus frame and coverage checks. Writes
     ``diagnosis.json``, ``calibration.json`` (every value with its standard deviation)
     and ``diagnosis.section.html`` (which ``realgap report`` includes)."""
     recording = CalibrationRecording.load(recording_path)
@@ -40,7 +42,7 @@ def diagnose_recording(
     # Implausible offsets mean a wrong premise; the servo and camera fits do better without.
     offsets = None if geometry.warnings else geometry.offsets_rad
     servos = identify_servos(recording, offsets)
-    camera = diagnose_camera(recording, geometry)
+    camera = diagnose_camera(recording, geometry, shadows=shadows)
     joints = {
         "offsets_deg": geometry.offsets_deg,
         "offsets_sigma_deg": geometry.offsets_sigma_deg,
@@ -108,6 +110,8 @@ def calibration_from(result: dict, recording_path) -> Calibration:
         measured["camera.background_rgb"] = (camera["background_rgb"], None)
     if camera.get("desk_texture"):
         measured["camera.background_texture"] = (camera["desk_texture"], None)
+    if camera.get("shadows"):  # the desk was learned as a shadowed twin paints it
+        measured["scene.shadows"] = (True, None)
     for key, (value, sigma) in measured.items():
         try:
             calibration.measure(key, value, sigma)

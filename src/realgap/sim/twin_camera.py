@@ -29,15 +29,23 @@ class TwinCamera:
     ``rotation_deg`` as a rotation vector in the camera frame). A bin or lower object
     stands aside, as in the calibration session. ``floor_texture`` (RGB uint8): a
     textured desk, as the twin paints a measured one (MuJoCo lights a textured floor
-    differently from a plain-coloured one)."""
+    differently from a plain-coloured one). ``shadows``: the room's light casts the
+    arm's shadow, as in a twin whose ``scene.shadows`` is set (MuJoCo then lights a
+    textured floor brighter: it draws a shadow-casting light in a pass of its own)."""
 
-    def __init__(self, task: str, shape: tuple[int, int], floor_texture: np.ndarray | None = None):
+    def __init__(
+        self,
+        task: str,
+        shape: tuple[int, int],
+        floor_texture: np.ndarray | None = None,
+        shadows: bool = False,
+    ):
         self.task_name = task
         self.task = make_task(task)
-        if floor_texture is None:
+        if floor_texture is None and not shadows:
             self.model, _ = compile_scene(self.task.scene_config())
         else:
-            dressing = SceneDressing(desk=floor_texture)
+            dressing = SceneDressing(desk=floor_texture, shadows=shadows)
             self.model, _ = compile_dressed(self.task.scene_config(), dressing)
         self.data = mujoco.MjData(self.model)
         self.qadr = joint_ids(self.model)["qpos"]
