@@ -26,28 +26,12 @@ import numpy as np
 
 def learn_and_paint(recording, geometry, shadows: bool) -> dict:
     """The tone and desk learned with or without the twin's shadows, and the desk they
-    paint in a shadowed twin against the camera's frames."""
+    paint in a shadowed twin (as the arm's twin paints it) against the camera's frames."""
     from realgap.diagnose.camera import diagnose_camera
-    from realgap.diagnose.joints import analysis_frames
-    from realgap.policy_io import tone
-    from realgap.sim.render import cube_mask, jaw_mask
-    from realgap.sim.twin_camera import TwinCamera
+    from realgap.diagnose.desk import desk_as_painted
 
     found = diagnose_camera(recording, geometry, shadows=shadows)
-    frames = analysis_frames(recording.pose_frames)
-    angles = recording.pose_readings - geometry.offsets_rad
-    twin = TwinCamera(
-        recording.task, frames.shape[1:3], floor_texture=found["desk_texture"], shadows=True
-    )
-    twin.set_camera(geometry.mount_offset_m, geometry.mount_rotation_deg, geometry.fov_delta_deg)
-    response = [found[key] for key in ("exposure_gain_needed", "gamma", "black_level")]
-    seen, painted = [], []
-    for frame, joints, cube in zip(frames, angles, recording.cube_positions):
-        desk = (twin.labels(joints, cube) == 0) & ~jaw_mask(frame) & ~cube_mask(frame)
-        seen.append(frame[desk].astype(float))
-        painted.append(tone(twin.render(joints, cube) / 255.0, *response)[desk] * 255)
-    twin.close()
-    seen, painted = np.concatenate(seen), np.concatenate(painted)
+    seen, painted = desk_as_painted(recording, geometry, found, shadows=True)
     return {
         "exposure": found["exposure_gain_needed"],
         "gamma": found["gamma"],

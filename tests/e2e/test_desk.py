@@ -7,12 +7,9 @@ import pytest
 from realgap.bridge.profile import load_profile
 from realgap.cli import main
 from realgap.diagnose.camera import diagnose_camera
+from realgap.diagnose.desk import desk_as_painted
 from realgap.diagnose.hand_eye import HandEyeFit
-from realgap.diagnose.joints import analysis_frames
 from realgap.diagnose.recording import CalibrationRecording
-from realgap.policy_io import tone
-from realgap.sim.render import cube_mask, jaw_mask
-from realgap.sim.twin_camera import TwinCamera
 
 ROOMS = {
     # A light-wood desk under a bright room and a high exposure: red and green clip.
@@ -53,20 +50,7 @@ def test_the_twin_paints_the_learned_desk_as_bright_as_the_camera_saw_it(tmp_pat
     # The user says whether the room casts shadows (rig.toml); the twin then draws them.
     shadows = load_profile(profile).appearance.lights.shadows
     found = diagnose_camera(recording, geometry, shadows=shadows)
-    frames = analysis_frames(recording.pose_frames)
-    angles = recording.pose_readings - geometry.offsets_rad
-    twin = TwinCamera(
-        recording.task, frames.shape[1:3], floor_texture=found["desk_texture"], shadows=shadows
-    )
-    twin.set_camera(geometry.mount_offset_m, geometry.mount_rotation_deg, geometry.fov_delta_deg)
-    response = [found[key] for key in ("exposure_gain_needed", "gamma", "black_level")]
-    seen, painted = [], []
-    for frame, joints, cube in zip(frames, angles, recording.cube_positions):
-        desk = (twin.labels(joints, cube) == 0) & ~jaw_mask(frame) & ~cube_mask(frame)
-        seen.append(frame[desk].astype(float))
-        painted.append(tone(twin.render(joints, cube) / 255.0, *response)[desk] * 255)
-    twin.close()
-    seen, painted = np.concatenate(seen), np.concatenate(painted)
+    seen, painted = desk_as_painted(recording, geometry, found, shadows)
     difference = painted.mean(axis=0) - seen.mean(axis=0)
     per_pixel = np.median(np.abs(painted - seen).mean(axis=1))
     # Pixel by pixel: the desk's own colour, wherever the camera saw it in the light.

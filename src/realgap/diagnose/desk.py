@@ -30,7 +30,7 @@ from PIL import Image
 from scipy.ndimage import binary_dilation, median_filter
 
 from realgap.diagnose.joints import analysis_frames
-from realgap.policy_io import undo_tone
+from realgap.policy_io import tone, undo_tone
 from realgap.sim.dressing import DESK_EXTENT_M
 from realgap.sim.render import cube_mask, jaw_mask
 from realgap.sim.twin_camera import TwinCamera
@@ -117,6 +117,29 @@ def desk_texture_from(
     # Texels seen once or twice far away are noisy specks; the policy sees 16x16.
     texture = median_filter(texture.reshape(TEXELS, TEXELS, 3), size=(3, 3, 1))
     return (np.clip(texture, 0, 1) * 255 + 0.5).astype(np.uint8), coverage
+
+
+def desk_as_painted(
+    recording, geometry, found: dict, shadows: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """How well a learned desk stands in for the camera's: the desk pixels of the
+    recording's pose frames as the camera saw them, and as the twin paints the learned
+    desk there through the learned tone (``found``: what ``diagnose_camera`` returned;
+    ``shadows``: the twin casts them). Two (n, 3) arrays in levels of 255."""
+    frames = analysis_frames(recording.pose_frames)
+    angles = recording.pose_readings - geometry.offsets_rad
+    twin = TwinCamera(
+        recording.task, frames.shape[1:3], floor_texture=found["desk_texture"], shadows=shadows
+    )
+    twin.set_camera(geometry.mount_offset_m, geometry.mount_rotation_deg, geometry.fov_delta_deg)
+    response = [found[key] for key in ("exposure_gain_needed", "gamma", "black_level")]
+    seen, painted = [], []
+    for frame, joints, cube in zip(frames, angles, recording.cube_positions):
+        desk = (twin.labels(joints, cube) == 0) & ~jaw_mask(frame) & ~cube_mask(frame)
+        seen.append(frame[desk].astype(float))
+        painted.append(tone(twin.render(joints, cube) / 255.0, *response)[desk] * 255)
+    twin.close()
+    return np.concatenate(seen), np.concatenate(painted)
 
 
 def texel_median(texel: np.ndarray, value: np.ndarray) -> np.ndarray:
