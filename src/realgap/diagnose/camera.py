@@ -94,7 +94,7 @@ def diagnose_camera(
         total = np.where(usable, colour, 0.0).sum(axis=0)
         background = np.clip(bounded_mean(total, usable.sum(axis=0), colour.max(axis=0)), 0, 1)
     # The desk's own pattern where the frames saw it (wood grain, a mat's grid ...).
-    desk = desk_texture_from(recording, geometry, twin, response, PROBE_GREY, shadows)
+    desk = desk_texture_from(recording, geometry, twin, response, PROBE_GREY)
     twin.set_camera()
     renders = np.array([twin.render(a, c) for a, c in zip(angles, cubes)])
     labels = np.array([twin.labels(a, c) for a, c in zip(angles, cubes)])

@@ -61,13 +61,13 @@ def floor_points(camera, angles: np.ndarray, cube_xy, shape) -> np.ndarray:
 
 
 def desk_texture_from(
-    recording, geometry, camera, response: dict, probe_grey: float, shadows: bool = False
+    recording, geometry, camera, response: dict, probe_grey: float
 ) -> tuple[np.ndarray, float] | None:
     """The desk texture (RGB uint8, TEXELS square) and the share of the tile that was
     seen, from the recording's pose frames; None if too little of the desk was seen.
-    ``camera`` is a TwinCamera at the frames' shape with the fitted mount;
-    ``response`` the fitted tone (exposure, gamma, black level); ``shadows``: the twin
-    that paints the texture casts shadows (its lighting is then measured with them)."""
+    ``camera`` is a TwinCamera at the frames' shape with the fitted mount (casting
+    shadows where the twin that paints the texture will: its lighting is measured so);
+    ``response`` the fitted tone (exposure, gamma, black level)."""
     frames = analysis_frames(recording.pose_frames)
     shape = frames.shape[1:3]
     angles = recording.pose_readings - geometry.offsets_rad
@@ -81,7 +81,7 @@ def desk_texture_from(
     # Measured without them, a shadowed room's desk was learned that much too bright
     # and painted by a twin that lights it so again (15 of 255 levels, mid-grey desk).
     grey = np.full((8, 8, 3), round(probe_grey * 255), dtype=np.uint8)
-    probe = TwinCamera(recording.task, shape, floor_texture=grey, shadows=shadows)
+    probe = TwinCamera(recording.task, shape, floor_texture=grey, shadows=camera.shadows)
     probe.set_camera(geometry.mount_offset_m, geometry.mount_rotation_deg, geometry.fov_delta_deg)
     for frame, joints, cube in zip(frames, angles, recording.cube_positions):
         labels = camera.labels(joints, cube)

@@ -42,6 +42,7 @@ class TwinCamera:
     ):
         self.task_name = task
         self.task = make_task(task)
+        self.shadows = shadows
         if floor_texture is None and not shadows:
             self.model, _ = compile_scene(self.task.scene_config())
         else:
