@@ -31,7 +31,7 @@ def test_a_textured_desk_renders_brighter_with_a_shadow_casting_light():
     plain = desk_brightness(False, False), desk_brightness(True, False)
     textured = desk_brightness(False, True), desk_brightness(True, True)
     assert textured[1] > 1.15 * textured[0], textured  # 185 against 153
-    assert abs(plain[1] - plain[0]) < 0.08 * plain[0], plain  # 187 against 197
+    assert abs(plain[1] - plain[0]) < 0.1 * plain[0], plain  # 187 against 197
 
 
 def test_a_desk_learned_with_shadows_gives_the_twin_its_shadows(diagnosis):
