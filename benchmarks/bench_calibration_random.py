@@ -47,6 +47,25 @@ FIELDS = {
 }
 
 
+def record_session(profile, seed: int, folder: Path, poses: int = 32, reuse: bool = False):
+    """Random arm ``seed``'s calibration session as a user records one: the camera locked
+    at the start pose, then the pose sweep and steps into ``folder/recording.npz`` (kept
+    as it is where ``reuse`` finds one). Returns its path."""
+    from realgap.bridge.camera_lock import lock_camera
+    from realgap.bridge.worlds import at_start_pose, open_fake_world
+    from realgap.diagnose.recording import record_calibration
+
+    recording = folder / "recording.npz"
+    world = open_fake_world("Reach", profile, seed=seed)
+    with at_start_pose(world):
+        lock = lock_camera(world.camera, folder=folder / "cameras")
+    if not (reuse and recording.is_file()):
+        world = open_fake_world("Reach", profile, seed=seed)
+        world.camera.apply_settings(lock.settings)
+        record_calibration(world, poses=poses, seed=seed).save(recording)
+    return recording
+
+
 def calibrate_one(
     seed: int,
     out: str,
@@ -60,25 +79,15 @@ def calibrate_one(
 
     configure_rendering()
     configure_torch_threads()
-    from realgap.bridge.camera_lock import lock_camera
     from realgap.bridge.random_arms import sample_arm
-    from realgap.bridge.worlds import at_start_pose, open_fake_world
     from realgap.diagnose.hand_eye import MEASURED_CUBE_SIGMA_M
-    from realgap.diagnose.recording import record_calibration
     from realgap.diagnose.run import diagnose_recording
     from realgap.sim.calibration import Calibration
 
     folder = Path(out) / f"arm_{seed}"
     profile = sample_arm(seed, appearance=appearance)
-    world = open_fake_world("Reach", profile, seed=seed)
-    with at_start_pose(world):
-        lock = lock_camera(world.camera, folder=folder / "cameras")
-    world = open_fake_world("Reach", profile, seed=seed)
-    world.camera.apply_settings(lock.settings)
     started = time.perf_counter()
-    recording = folder / "recording.npz"
-    if not (reuse and recording.is_file()):
-        record_calibration(world, poses=poses, seed=seed).save(recording)
+    recording = record_session(profile, seed, folder, poses, reuse)
     cube_size = None
     if measured_cube:
         caliper = np.random.default_rng(50_000 + seed).normal(0.0, MEASURED_CUBE_SIGMA_M)

@@ -51,31 +51,23 @@ def main() -> None:
 
     configure_rendering()
     configure_torch_threads()
-    from realgap.bridge.camera_lock import lock_camera
-    from realgap.bridge.random_arms import sample_arm
-    from realgap.bridge.worlds import at_start_pose, open_fake_world
-    from realgap.diagnose.hand_eye import HandEyeFit
-    from realgap.diagnose.recording import CalibrationRecording, record_calibration
+    from bench_calibration_random import record_session
 
-    rows, seed = [], args.first_seed
+    from realgap.bridge.random_arms import sample_arm
+    from realgap.diagnose.hand_eye import HandEyeFit
+    from realgap.diagnose.recording import CalibrationRecording
+
+    rows, seed = [], args.first_seed - 1
     while len(rows) < args.arms:
-        profile = sample_arm(seed, appearance=True)
         seed += 1
+        profile = sample_arm(seed, appearance=True)
         if not profile.appearance.lights.shadows:
             continue
-        folder = args.out / f"arm_{seed - 1}"
-        path = folder / "recording.npz"
-        if not path.is_file():
-            world = open_fake_world("Reach", profile, seed=seed - 1)
-            with at_start_pose(world):
-                lock = lock_camera(world.camera, folder=folder / "cameras")
-            world = open_fake_world("Reach", profile, seed=seed - 1)
-            world.camera.apply_settings(lock.settings)
-            record_calibration(world, poses=32, seed=seed - 1).save(path)
+        path = record_session(profile, seed, args.out / f"arm_{seed}", reuse=True)
         recording = CalibrationRecording.load(path)
         geometry = HandEyeFit.from_twin(profile.twin)
         camera = profile.twin.camera
-        row = {"seed": seed - 1, "exposure": camera.exposure_scale, "gamma": camera.gamma}
+        row = {"seed": seed, "exposure": camera.exposure_scale, "gamma": camera.gamma}
         for name, shadows in (("without", False), ("with", True)):
             row[name] = learn_and_paint(recording, geometry, shadows)
         rows.append(row)
