@@ -101,9 +101,13 @@ def main() -> None:
 
     def expert(s: dict) -> str:
         """The scripted expert's success in the arm's twin and the nominal one (asked
-        before a retraining)."""
+        before a retraining), and with a slippery cube where its friction was unmeasured."""
         found = s["retraining"].get("expert")
-        return f"{found['arm_twin']:.0%} / {found['nominal']:.0%}" if found else "-"
+        if not found:
+            return "-"
+        slippery = found.get("slippery_cube")
+        extra = f" (slippery cube {slippery:.0%})" if slippery is not None else ""
+        return f"{found['arm_twin']:.0%} / {found['nominal']:.0%}{extra}"
 
     def kept(s: dict) -> dict:
         """The matched evaluation of what adapt says to deploy (adapted, or as before)."""

@@ -7,7 +7,7 @@ what the cube weighs or how grippy it is. The user writes them down::
     [cube]
     mass_kg = 0.011
     size_m = 0.025
-    friction = 0.6        # a guess is fine: say so in the uncertainty
+    friction = 0.6        # on the desk: tan of the angle a tilted board of it slides at
 
     [fingers]
     friction = 0.8

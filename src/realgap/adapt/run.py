@@ -37,6 +37,7 @@ from realgap.adapt.decide import physics_changed, policy_to_keep, retrain_decisi
 from realgap.adapt.progress import Steps
 from realgap.adapt.rig import load_rig
 from realgap.adapt.section import adapt_section, calibration_lines, print_result
+from realgap.adapt.teacher import teacher_check
 from realgap.bridge.camera_lock import load_lock_if_any, lock_camera
 from realgap.bridge.env import DeployConfig
 from realgap.bridge.worlds import at_start_pose
@@ -52,7 +53,6 @@ from realgap.policy.folder import load_contract
 from realgap.report.html import build_report
 from realgap.runs import RunFolder, claim
 from realgap.sim.calibration import Calibration
-from realgap.sim.scripted import expert_success
 from realgap.speed import DeploySpeed
 from realgap.train import distill
 from realgap.train.checkpoint import Checkpointer
@@ -352,8 +352,9 @@ def retraining_needed(
     twin, both at the arm's speed, and ``before``, its result on the arm. Before a
     retraining, the scripted expert (the teacher) runs in both twins: where it scores
     below the old policy in the arm's twin, the retraining would distill a worse
-    teacher, so there is none (random webcam arm 323: the expert 37% in a twin whose
-    cube friction nobody measured, the old policy 84%). A PPO teacher is not judged so."""
+    teacher, so there is none (:func:`~realgap.adapt.teacher.teacher_check`; an
+    unmeasured cube friction counts at its best for the teacher, since the retraining
+    draws it). A PPO teacher is not judged so."""
     if config.quick:
         return {"retrain": True, "note": "quick run: retraining regardless"}
     common = dict(seed=config.seed, earlier="overwrite", speed=speed)
@@ -367,20 +368,18 @@ def retraining_needed(
         before["success_rate"],
     )
     if decision["retrain"] and scripted_teacher:
-        expert = {
-            "arm_twin": expert_success(task, seen.twin(), speed, seed=config.seed),
-            "nominal": expert_success(task, Calibration().twin(), speed, seed=config.seed),
-        }
+        expert = teacher_check(task, seen, speed, seed=config.seed)
         decision["expert"] = expert
         decision["note"] += (
             f"; the teacher (the scripted expert) scores {expert['arm_twin']:.0%} in the "
             f"arm's twin ({expert['nominal']:.0%} in the nominal one)"
         )
-        if expert["arm_twin"] < decision["arm_twin"]:
+        if expert["friction_note"]:
+            decision["note"] += "; " + expert["friction_note"]
+        if expert["best"] < decision["arm_twin"]:
             decision["retrain"] = False
             decision["note"] += (
-                ", less than the policy there: not retraining (it would learn from a worse "
-                "teacher; measuring the cube's friction in rig.toml may change the twin)"
+                ", less than the policy there: not retraining (it would learn from a worse teacher)"
             )
     return decision
 

@@ -25,7 +25,7 @@ RANGES: dict[str, tuple] = {
     # 8-16 g at 20-60% infill, a solid one about 24 g.
     "cube.mass_kg": (0.004, 0.03),
     "cube.size_m": (0.022, 0.03),
-    "cube.friction": (0.3, 1.2),  # PLA on rubber-coated pads and a desk
+    "cube.friction": (0.3, 1.2),  # on the desk, whose own 0.8 is the floor (scene.DESK_FRICTION)
     "fingers.friction": (0.5, 1.5),
     # Encoder zero errors after LeRobot's hand calibration: a few degrees per joint.
     "joints.zero_offset_deg": (-3.0, 3.0),

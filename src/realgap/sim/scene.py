@@ -30,6 +30,9 @@ calibration sweep), arm frame: behind the base, out of every view the sweep take
 In view, it hid the cube's edges at some poses and the hand-eye fit read that as
 joint offsets (lift off by 1 degree on a PlaceCube session)."""
 FLOOR = "floor"
+DESK_FRICTION = 0.8
+"""The desk's sliding friction: a cube slides on it with the larger of this and its own
+(MuJoCo's rule for two geoms of one priority), so no cube here is more slippery."""
 OBJECT_SHAPES = ("cube", "can")
 
 
@@ -44,7 +47,8 @@ class SceneConfig:
     cube_mass_kg: float = 0.012
     """A 2.5 cm printed PLA cube at ~40% infill; not the 3 g of the reference sim."""
     cube_friction: float = 1.0
-    """Sliding friction of the cube (PLA on PLA is ~0.3-0.6; pads are rubber-coated)."""
+    """Sliding friction of the cube on the desk, whose own 0.8 is the floor (MuJoCo takes
+    the larger); the jaw pads' friction governs the grip (they take precedence)."""
     cube_rgba: tuple[float, float, float, float] = (0.85, 0.1, 0.1, 1.0)
     object_shape: str = "cube"
     """The object the arm handles: ``cube`` (edge ``cube_size_m``) or ``can`` (an upright
@@ -183,7 +187,7 @@ def build_spec(config: SceneConfig = SceneConfig()) -> mujoco.MjSpec:
         type=mujoco.mjtGeom.mjGEOM_PLANE,
         size=[1.0, 1.0, 0.1],
         rgba=[*config.background_rgb, 1.0],
-        friction=[0.8, 0.02, 0.0002],
+        friction=[DESK_FRICTION, 0.02, 0.0002],
         contype=1,
         conaffinity=1,
     )

@@ -52,7 +52,9 @@ class CubeParams:
     size_m: float = _SCENE.cube_size_m
     """Edge length."""
     friction: float = _SCENE.cube_friction
-    """Sliding friction against the pads and table."""
+    """Sliding friction on the desk (and on Stack's lower object): MuJoCo takes the larger
+    of two geoms' values, so anything up to the desk's own 0.8 slides as 0.8. The grip is
+    the pads' (``fingers.friction``), which take precedence over the cube's."""
     color_rgb: tuple[float, float, float] = tuple(_SCENE.cube_rgba[:3])
     """Cube colour, 0..1 per channel."""
 
@@ -60,7 +62,8 @@ class CubeParams:
 @dataclass(frozen=True)
 class FingerParams:
     friction: float = 1.0
-    """Jaw pad sliding friction."""
+    """Jaw pad sliding friction: the grip's, whatever the cube's (the pads' geoms take
+    precedence in MuJoCo's contact)."""
 
 
 @dataclass(frozen=True)
