@@ -109,6 +109,12 @@ def main() -> None:
         extra = f" (slippery cube {slippery:.0%})" if slippery is not None else ""
         return f"{found['arm_twin']:.0%} / {found['nominal']:.0%}{extra}"
 
+    def twin(s: dict) -> str:
+        """The twin's prediction, and with a slippery cube where its friction decided."""
+        slippery = s.get("twin_slippery_cube")
+        extra = f" (slippery cube {slippery['success_rate']:.0%})" if slippery else ""
+        return rate(s["twin"]) + extra
+
     def kept(s: dict) -> dict:
         """The matched evaluation of what adapt says to deploy (adapted, or as before)."""
         return s["after"] if s["keep"]["adapted"] else s["before"]
@@ -121,7 +127,7 @@ def main() -> None:
         g = s["gain"]
         print(
             f"{name} | {rate(s['before'])} | {rate(s['after'])} | {g['gap']:+.0%} "
-            f"({g['ci95'][0]:+.0%} to {g['ci95'][1]:+.0%}) | {rate(s['twin'])} | "
+            f"({g['ci95'][0]:+.0%} to {g['ci95'][1]:+.0%}) | {twin(s)} | "
             f"{'yes' if s['retraining']['retrain'] else 'no'} | {expert(s)} | "
             f"{'adapted' if s['keep']['adapted'] else 'as before'} {kept(s)['success_rate']:.0%} | "
             f"{s['total_seconds']:.0f} | {s['seconds']}"

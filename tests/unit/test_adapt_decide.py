@@ -6,6 +6,9 @@ from rich.console import Console
 
 from realgap.adapt.decide import ALREADY_FINE, policy_to_keep, retrain_decision
 from realgap.adapt.section import adapt_section, print_result
+from realgap.adapt.teacher import with_slippery_cube
+from realgap.sim.calibration import Calibration
+from realgap.sim.scene import DESK_FRICTION
 
 
 def test_no_retraining_for_a_loss_the_twin_predicts_but_the_arm_does_not_show():
@@ -91,3 +94,41 @@ def test_the_report_says_to_keep_the_old_policy():
         "calibration": {"values": {}, "uncertainty": {}},
     }
     assert "keep the old policy" in adapt_section(summary)
+
+
+def test_an_unmeasured_friction_gives_the_twins_prediction_at_both_ends():
+    # Random webcam arm 323: the adapted policy in its twin 68% at the unmeasured 1.0 and
+    # 84% with a slippery cube; the arm scored 84%.
+    gap = {"gap": -0.16, "ci95": [-0.4, 0.1]}
+    summary = {
+        "before": overall(0.32),
+        "after": overall(0.84),
+        "twin": overall(0.68),
+        "twin_slippery_cube": overall(0.84),
+        "before_world": "fake:a",
+        "world": "fake:a",
+        "policy": "old/policy",
+        "gain": gap,
+        "twin_minus_arm": gap,
+        "physics_changed": [],
+        "keep": policy_to_keep(overall(0.32), overall(0.84), "old/policy", "new/policy"),
+        "calibration": {"values": {}, "uncertainty": {}},
+        "total_seconds": 1.0,
+        "seconds": {},
+    }
+    assert "with a slippery cube" in adapt_section(summary)
+    out = StringIO()
+    print_result(Console(file=out, width=200), summary)
+    assert "68% at the cube's unmeasured friction and 84% with a slippery cube" in out.getvalue()
+    del summary["twin_slippery_cube"]
+    assert "slippery" not in adapt_section(summary)
+
+
+def test_the_slippery_cube_changes_only_the_cubes_friction():
+    seen = Calibration()
+    seen.measure("cube.mass_kg", 0.029, 0.001)
+    slippery = with_slippery_cube(seen)
+    assert slippery.twin().cube.friction == DESK_FRICTION
+    assert slippery.twin().cube.mass_kg == 0.029
+    assert "cube.friction" not in slippery.uncertainty  # still unmeasured
+    assert "cube.friction" not in seen.values  # the arm's own calibration untouched

@@ -37,7 +37,7 @@ from realgap.adapt.decide import physics_changed, policy_to_keep, retrain_decisi
 from realgap.adapt.progress import Steps
 from realgap.adapt.rig import load_rig
 from realgap.adapt.section import adapt_section, calibration_lines, print_result
-from realgap.adapt.teacher import teacher_check
+from realgap.adapt.teacher import teacher_check, with_slippery_cube
 from realgap.bridge.camera_lock import load_lock_if_any, lock_camera
 from realgap.bridge.env import DeployConfig
 from realgap.bridge.worlds import at_start_pose
@@ -284,6 +284,19 @@ def run_adapt(
         earlier="overwrite",  # the sim reruns in seconds
         speed=arm_speed,
     )
+    if needed.get("expert", {}).get("friction_note"):
+        # The friction decides the grasp and nobody measured it: predict at both ends.
+        results["twin_slippery_cube"] = evaluate(
+            new_policy,
+            "sim",
+            layout,
+            trials,
+            seed=config.seed,
+            out=run.file("twin_slippery_cube"),
+            calibration=with_slippery_cube(seen),
+            earlier="overwrite",
+            speed=arm_speed,
+        )
     steps.finish("twin")
     gain = difference(results["after"]["overall"], results["before"]["overall"])
     keep = policy_to_keep(
@@ -307,6 +320,7 @@ def run_adapt(
         "gain": gain,
         "twin": results["twin"]["overall"],
         "twin_minus_arm": difference(results["twin"]["overall"], results["after"]["overall"]),
+        "twin_slippery_cube": results.get("twin_slippery_cube", {}).get("overall"),
         "trained_success_in_twin": trained.get("success_rate_nominal"),
         "retraining": needed,
         "placement_check": placement,

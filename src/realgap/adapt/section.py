@@ -21,7 +21,9 @@ def adapt_section(summary: dict, attribution: dict | None = None) -> str:
             ("before", f"old policy on {summary['before_world']}, as it ran before"),
             ("after", f"adapted policy on {summary['world']}"),
             ("twin", "adapted policy in the arm's twin (the prediction)"),
+            ("twin_slippery_cube", "the same, with a slippery cube (its friction unmeasured)"),
         )
+        if summary.get(key)
     )
     gain, predicted = summary["gain"], summary["twin_minus_arm"]
     values, sigmas = summary["calibration"]["values"], summary["calibration"]["uncertainty"]
@@ -99,6 +101,13 @@ def print_result(console: Console, summary: dict) -> None:
         f"before: {_rate_line(before)}; after: {_rate_line(after)}; "
         f"gain {gain['gap']:+.0%} {_interval(gain['ci95'])}"
     )
+    slippery = summary.get("twin_slippery_cube")
+    if slippery:
+        console.print(
+            f"the arm's twin predicts {summary['twin']['success_rate']:.0%} at the cube's "
+            f"unmeasured friction and {slippery['success_rate']:.0%} with a slippery cube: "
+            "give cube.friction in rig.toml for one prediction"
+        )
     keep = summary["keep"]
     if keep["adapted"]:
         calibration = keep.get("calibration")  # (adapt.json from before the field: none)

@@ -36,7 +36,7 @@ def teacher_check(
     out["best"] = out["arm_twin"]
     note = ""
     if make_task(task).grasps and "cube.friction" not in seen.uncertainty:
-        slippery = twin.updated({"cube": {"friction": DESK_FRICTION}})
+        slippery = with_slippery_cube(seen).twin()
         out["slippery_cube"] = expert_success(task, slippery, speed, episodes, seed)
         out["best"] = max(out["arm_twin"], out["slippery_cube"])
         if abs(out["slippery_cube"] - out["arm_twin"]) > FRICTION_MATTERS:
@@ -50,3 +50,10 @@ def teacher_check(
             )
     out["friction_note"] = note
     return out
+
+
+def with_slippery_cube(seen: Calibration) -> Calibration:
+    """``seen`` with a cube that slides on the desk as easily as the twin allows (any
+    friction up to the desk's own): the other end of an unmeasured cube friction."""
+    values = {**seen.values, "cube.friction": DESK_FRICTION}
+    return Calibration(values, dict(seen.uncertainty), {**seen.source, "slippery_cube": True})
