@@ -92,9 +92,7 @@ def run_demos(args) -> int:
 
 def run_imitate(args) -> int:
     from realgap.imitate import train
-    from realgap.runtime import configure_torch_threads
 
-    configure_torch_threads()
     summary = train.main(
         train.Args(
             out=str(args.out),
@@ -118,9 +116,7 @@ def run_imitate(args) -> int:
 
 def run_cotrain(args) -> int:
     from realgap.imitate.experiment import ExperimentConfig, run_experiment
-    from realgap.runtime import configure_torch_threads
 
-    configure_torch_threads()
     run_experiment(
         ExperimentConfig(
             out=args.out,

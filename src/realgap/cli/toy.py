@@ -34,10 +34,8 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from realgap.runtime import configure_torch_threads
     from realgap.toy import experiments, output
 
-    configure_torch_threads()
     defaults = experiments.ToyConfig()
     config = experiments.ToyConfig(
         seeds_policies=args.seeds or defaults.seeds_policies,

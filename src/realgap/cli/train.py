@@ -95,11 +95,9 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from realgap.errors import ConfigError
-    from realgap.runtime import configure_torch_threads
     from realgap.train import distill, sac
     from realgap.train.common import training_worlds
 
-    configure_torch_threads()
     if isinstance(args.resume, str):  # `--resume DIR`: the run's own arguments
         return _report(resume_folder(Path(args.resume), args))
     if args.task is None or args.out is None:
