@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from realgap.errors import ConfigError
+
 
 def available_cores() -> int:
     """Cores this process may run on (its affinity where the OS says, as in a container
@@ -23,11 +25,14 @@ def configure_rendering() -> None:
 
 
 def configure_torch_threads() -> None:
-    """Use one intra-op thread per core for the small tensors realgap trains.
+    """Run torch on one intra-op thread (``REALGAP_TORCH_THREADS`` overrides).
 
     Torch's default thread pool costs more in synchronisation than it gains on
-    these tiny batched MLPs; ``REALGAP_TORCH_THREADS`` overrides.
+    these tiny batched MLPs, and fights the renderer's and OpenCV's threads.
     """
-    import torch
+    import torch  # here, not at the top: `import realgap` stays light
 
-    torch.set_num_threads(int(os.environ.get("REALGAP_TORCH_THREADS", "1")))
+    text = os.environ.get("REALGAP_TORCH_THREADS", "1")
+    if not text.strip().isdigit() or int(text) < 1:
+        raise ConfigError(f"REALGAP_TORCH_THREADS must be a whole number >= 1, got {text!r}")
+    torch.set_num_threads(int(text))

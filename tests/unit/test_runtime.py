@@ -16,3 +16,11 @@ def test_every_command_runs_torch_on_one_thread(tmp_path, monkeypatch):
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_bad_thread_count_is_one_line(tmp_path, monkeypatch, capsys):
+    from realgap.cli import main
+
+    monkeypatch.setenv("REALGAP_TORCH_THREADS", "two")
+    assert main(["profile", "sample", "--seed", "1", "--out", str(tmp_path / "a.toml")]) == 2
+    assert "REALGAP_TORCH_THREADS must be a whole number" in capsys.readouterr().err

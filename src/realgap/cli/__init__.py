@@ -115,11 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     _stop_on_sigterm()
-    # Every command, not only training: torch's default pool fights the renderer's and
-    # OpenCV's threads (a PickCube decision took 1.2-2.8 ms instead of 0.47 beside one
-    # other job), and an evaluation reproduces only under the threads it ran with.
-    configure_torch_threads()
     try:
+        # Every command, not only training: torch's default pool fights the renderer's
+        # and OpenCV's threads (a PickCube decision took 1.2-2.8 ms instead of 0.47
+        # beside one other job), and an evaluation reproduces only on its threads.
+        configure_torch_threads()
         if isinstance(getattr(args, "task", None), str):
             from realgap.sim.tasks import task_name
 
