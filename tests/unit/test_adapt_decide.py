@@ -77,13 +77,12 @@ def test_the_result_names_the_calibration_to_deploy_with():
     assert "use: new/policy --calibration adapted/calibration.json" in out.getvalue()
 
 
-def test_the_report_says_to_keep_the_old_policy():
-    keep = policy_to_keep(overall(1.0), overall(0.81), "old/policy", "new/policy")
-    gap = {"gap": -0.19, "ci95": [-0.37, -0.02]}
-    summary = {
-        "before": overall(1.0),
-        "after": overall(0.81),
-        "twin": overall(0.89),
+def _summary(before: float, after: float, twin: float, gap: dict, keep: dict, **extra) -> dict:
+    """An adapt.json summary as the report and the console read it."""
+    return {
+        "before": overall(before),
+        "after": overall(after),
+        "twin": overall(twin),
         "before_world": "fake:a",
         "world": "fake:a",
         "policy": "old/policy",
@@ -92,30 +91,24 @@ def test_the_report_says_to_keep_the_old_policy():
         "physics_changed": [],
         "keep": keep,
         "calibration": {"values": {}, "uncertainty": {}},
+        "total_seconds": 1.0,
+        "seconds": {},
+        **extra,
     }
-    assert "keep the old policy" in adapt_section(summary)
+
+
+def test_the_report_says_to_keep_the_old_policy():
+    keep = policy_to_keep(overall(1.0), overall(0.81), "old/policy", "new/policy")
+    gap = {"gap": -0.19, "ci95": [-0.37, -0.02]}
+    assert "keep the old policy" in adapt_section(_summary(1.0, 0.81, 0.89, gap, keep))
 
 
 def test_an_unmeasured_friction_gives_the_twins_prediction_at_both_ends():
     # Random webcam arm 323: the adapted policy in its twin 68% at the unmeasured 1.0 and
     # 84% with a slippery cube; the arm scored 84%.
     gap = {"gap": -0.16, "ci95": [-0.4, 0.1]}
-    summary = {
-        "before": overall(0.32),
-        "after": overall(0.84),
-        "twin": overall(0.68),
-        "twin_slippery_cube": overall(0.84),
-        "before_world": "fake:a",
-        "world": "fake:a",
-        "policy": "old/policy",
-        "gain": gap,
-        "twin_minus_arm": gap,
-        "physics_changed": [],
-        "keep": policy_to_keep(overall(0.32), overall(0.84), "old/policy", "new/policy"),
-        "calibration": {"values": {}, "uncertainty": {}},
-        "total_seconds": 1.0,
-        "seconds": {},
-    }
+    keep = policy_to_keep(overall(0.32), overall(0.84), "old/policy", "new/policy")
+    summary = _summary(0.32, 0.84, 0.68, gap, keep, twin_slippery_cube=overall(0.84))
     assert "with a slippery cube" in adapt_section(summary)
     out = StringIO()
     print_result(Console(file=out, width=200), summary)

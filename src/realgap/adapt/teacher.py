@@ -35,7 +35,7 @@ def teacher_check(
     }
     out["best"] = out["arm_twin"]
     note = ""
-    if make_task(task).grasps and "cube.friction" not in seen.uncertainty:
+    if make_task(task).grasps and "cube.friction" not in seen.values:
         slippery = with_slippery_cube(seen).twin()
         out["slippery_cube"] = expert_success(task, slippery, speed, episodes, seed)
         out["best"] = max(out["arm_twin"], out["slippery_cube"])
