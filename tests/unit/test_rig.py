@@ -51,3 +51,17 @@ def test_bad_rig_files_are_refused_with_the_key_named(tmp_path, text, message):
     rig.write_text(text)
     with pytest.raises(TwinParamsError, match=message):
         load_rig(rig)
+
+
+def test_a_cube_friction_the_twins_desk_cannot_draw_is_said(tmp_path, caplog):
+    # The desk's 0.8 is a floor (tests/unit/test_cube_friction.py): 0.6 is drawn as 0.8.
+    rig = tmp_path / "rig.toml"
+    rig.write_text("[cube]\nfriction = 0.6\n")
+    with caplog.at_level("WARNING", logger="realgap.adapt.rig"):
+        assert load_rig(rig)["cube.friction"][0] == 0.6  # kept as measured
+    assert "slides on it as 0.8" in caplog.text
+    caplog.clear()
+    rig.write_text("[cube]\nfriction = 0.9\n")
+    with caplog.at_level("WARNING", logger="realgap.adapt.rig"):
+        load_rig(rig)
+    assert caplog.text == ""

@@ -27,10 +27,14 @@ webcam arms with shadows, 0.05-0.52 on four without).
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from realgap.diagnose.hand_eye import MEASURED_CUBE_SIGMA_M
+from realgap.sim.scene import DESK_FRICTION
 from realgap.sim.twin import TwinParams, TwinParamsError, flatten, parse_sections, read_toml
+
+log = logging.getLogger(__name__)
 
 RIG_SECTIONS = ("cube", "fingers", "scene")
 SCENE_KEYS = ("shadows",)
@@ -73,4 +77,15 @@ def load_rig(path: str | Path | None) -> dict[str, tuple[object, object]]:
     unknown = sorted(set(sigma) - set(values))
     if unknown:
         raise TwinParamsError(f"{path}: uncertainty for keys not given: {unknown}")
+    friction = values.get("cube.friction")
+    if friction is not None and friction < DESK_FRICTION:
+        # Said, not refused: the value is right, the twin cannot draw it (docs/twin.md).
+        log.warning(
+            "%s: cube.friction %g is below the twin's desk (%g), which is a floor: the "
+            "twin's cube slides on it as %g",
+            path,
+            friction,
+            DESK_FRICTION,
+            DESK_FRICTION,
+        )
     return {key: (value, sigma.get(key, DEFAULT_SIGMA.get(key))) for key, value in values.items()}
