@@ -272,29 +272,21 @@ def run_adapt(
     console.rule("5/5 matched evaluation on the arm: the adapted policy, same spots")
     results["after"] = on_arm("after", new_policy, calibration)
     steps.finish("after")
-    # What the arm's twin predicted for the adapted policy, on the same layout.
-    results["twin"] = evaluate(
-        new_policy,
-        "sim",
-        layout,
-        trials,
-        seed=config.seed,
-        out=run.file("twin"),
-        calibration=seen,
-        earlier="overwrite",  # the sim reruns in seconds
-        speed=arm_speed,
-    )
+    # What the arm's twin predicted for the adapted policy, on the same layout; where the
+    # cube's unmeasured friction decides the grasp, at both of its ends.
+    predictions = {"twin": seen}
     if needed.get("expert", {}).get("friction_note"):
-        # The friction decides the grasp and nobody measured it: predict at both ends.
-        results["twin_slippery_cube"] = evaluate(
+        predictions["twin_slippery_cube"] = with_slippery_cube(seen)
+    for name, twin_calibration in predictions.items():
+        results[name] = evaluate(
             new_policy,
             "sim",
             layout,
             trials,
             seed=config.seed,
-            out=run.file("twin_slippery_cube"),
-            calibration=with_slippery_cube(seen),
-            earlier="overwrite",
+            out=run.file(name),
+            calibration=twin_calibration,
+            earlier="overwrite",  # the sim reruns in seconds
             speed=arm_speed,
         )
     steps.finish("twin")
