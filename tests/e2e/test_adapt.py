@@ -2,14 +2,16 @@
 start), matched before/after evaluation, report section; and its refusals."""
 
 import json
+import threading
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import torch
 
+from realgap.adapt.config import AdaptConfig
 from realgap.adapt.decide import physics_changed
-from realgap.adapt.run import AdaptConfig, retrain_args
+from realgap.adapt.retrain import retrain_args
 from realgap.bridge.profile import load_profile, shipped_profiles
 from realgap.cli import main
 from realgap.policy.checkpoint import load_policy, save_policy
@@ -44,8 +46,55 @@ def adapted(tmp_path_factory):
     profile.write_text(typical + room)
     assert load_profile(profile).twin.placement.offset_xy_m == tuple(BACK_EDGE)
     argv = ["adapt", str(policy), "--world", "fake", "--profile", str(profile)]
-    assert main([*argv, "--out", str(out), "--quick"]) == 0
+    with pytest.MonkeyPatch.context() as patch:
+        overlaps = _watch_overlaps(patch)
+        assert main([*argv, "--out", str(out), "--quick"]) == 0
+    # The calibration fit ran while the arm ran the old policy, and the twin predicted
+    # while the arm ran the adapted one.
+    assert overlaps == {"calibration fit": True, "twin": True}
     return policy, out
+
+
+def _watch_overlaps(patch) -> dict:
+    """Whether the fit started while the arm's "before" evaluation ran, and the twin's
+    prediction while its "after" one did. Each arm evaluation waits (up to a minute) at
+    its end for its companion to look, so the answer does not depend on timing; run one
+    after the other, the companion finds the arm's evaluation finished."""
+    from realgap.adapt import run as adapt_run
+
+    found: dict = {}
+    started = {name: threading.Event() for name in ("before", "after")}
+    ended = {name: threading.Event() for name in ("before", "after")}
+    looked = {name: threading.Event() for name in ("before", "after")}
+    companion = {"before": "calibration fit", "after": "twin"}
+
+    def look(arm_step: str) -> None:
+        started[arm_step].wait(timeout=60)
+        found[companion[arm_step]] = started[arm_step].is_set() and not ended[arm_step].is_set()
+        looked[arm_step].set()
+
+    real_evaluate, real_fit = adapt_run.evaluate, adapt_run.diagnose_recording
+
+    def evaluate(policy, world, *args, out=None, **kwargs):
+        step = Path(out).name if out is not None else ""
+        if world != "sim" and step in started:
+            started[step].set()
+            try:
+                return real_evaluate(policy, world, *args, out=out, **kwargs)
+            finally:
+                looked[step].wait(timeout=60)
+                ended[step].set()
+        if step == "twin":
+            look("after")
+        return real_evaluate(policy, world, *args, out=out, **kwargs)
+
+    def fit(*args, **kwargs):
+        look("before")
+        return real_fit(*args, **kwargs)
+
+    patch.setattr(adapt_run, "evaluate", evaluate)
+    patch.setattr(adapt_run, "diagnose_recording", fit)
+    return found
 
 
 def test_adapt_writes_calibration_policy_before_after_and_report(adapted):
@@ -176,3 +225,27 @@ def test_an_interrupted_adapt_resumes_from_its_last_finished_step(tmp_path, monk
     assert {name: (out / name).stat().st_mtime_ns for name in kept} == kept  # not redone
     summary = json.loads((out / "adapt.json").read_text())
     assert set(summary["seconds"]) >= {"record", "calibrate", "before", "retrain", "after", "twin"}
+
+
+@pytest.mark.slow
+def test_a_ctrl_c_during_the_old_policys_evaluation_keeps_the_calibration_fit(
+    tmp_path, monkeypatch
+):
+    """The fit runs beside the arm's first evaluation: stopping the arm must not lose it."""
+    from realgap.adapt import run as adapt_run
+
+    monkeypatch.setenv("REALGAP_HOME", str(tmp_path / "home"))
+    torch.manual_seed(0)
+    policy = save_policy(tmp_path / "policy", VisualPolicy(), CONTRACT)
+    out = tmp_path / "adapted"
+
+    def stopped(policy, world, *args, **kwargs):
+        raise KeyboardInterrupt  # Ctrl-C while the old policy runs on the arm
+
+    monkeypatch.setattr(adapt_run, "evaluate", stopped)
+    argv = ["adapt", str(policy), "--world", "fake", "--out", str(out), "--quick"]
+    assert main(argv) == 130
+    progress = json.loads((out / "adapt_progress.json").read_text())
+    assert progress["done"] == ["record", "calibrate"]
+    assert progress["seconds"]["calibrate"] > 0
+    assert (out / "calibration" / "calibration.json").is_file()

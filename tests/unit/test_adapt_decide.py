@@ -125,3 +125,16 @@ def test_the_slippery_cube_changes_only_the_cubes_friction():
     assert slippery.twin().cube.mass_kg == 0.029
     assert "cube.friction" not in slippery.uncertainty  # still unmeasured
     assert "cube.friction" not in seen.values  # the arm's own calibration untouched
+
+
+def test_the_report_and_console_give_each_steps_time_and_the_wall_clock():
+    keep = policy_to_keep(overall(0.0), overall(1.0), "old/policy", "new/policy")
+    gap = {"gap": 1.0, "ci95": [0.76, 1.0]}
+    seconds = {"record": 3.8, "calibrate": 129.8, "before": 186.1, "retrain": 454.9}
+    summary = _summary(0.0, 1.0, 0.89, gap, keep, seconds=seconds, total_seconds=650.2)
+    page = adapt_section(summary)
+    assert "<h3>Time</h3>" in page and "650 s" in page
+    assert "130 s</td><td>beside the old policy&#x27;s evaluation on the arm" in page
+    out = StringIO()
+    print_result(Console(file=out, width=300), summary)
+    assert "adapt took 650 s of wall clock: record 4 s, calibrate 130 s (beside)" in out.getvalue()

@@ -2,8 +2,9 @@
 
 from pathlib import Path
 
-from realgap.adapt import run as adapt_run
-from realgap.adapt.run import AdaptConfig, retraining_needed
+from realgap.adapt import retrain as adapt_retrain
+from realgap.adapt.config import AdaptConfig
+from realgap.adapt.retrain import retraining_needed
 from realgap.adapt.teacher import teacher_check
 from realgap.runs import RunFolder
 from realgap.sim.calibration import Calibration
@@ -30,7 +31,7 @@ def _needed(
     90%, the arm's twin ``arm_twin``, the arm 30%."""
     rates = {"old_nominal": 0.9, "old_twin": arm_twin}
     monkeypatch.setattr(
-        adapt_run,
+        adapt_retrain,
         "evaluate",
         lambda *a, out, **k: {"overall": {"success_rate": rates[Path(out).name]}},
     )
@@ -69,7 +70,8 @@ def test_no_retraining_from_a_teacher_worse_than_the_policy(tmp_path, monkeypatc
 
 
 def test_no_expert_is_asked_when_nothing_is_retrained(tmp_path, monkeypatch):
-    monkeypatch.setattr(adapt_run, "evaluate", lambda *a, **k: {"overall": {"success_rate": 0.9}})
+    ninety = {"overall": {"success_rate": 0.9}}
+    monkeypatch.setattr(adapt_retrain, "evaluate", lambda *a, **k: ninety)
     config = AdaptConfig(policy=tmp_path / "policy", out=tmp_path)
     needed = retraining_needed(
         config,
@@ -115,7 +117,7 @@ def test_a_teacher_held_back_only_by_the_unmeasured_friction_still_retrains(tmp_
     # Arm 323 again: the expert below the old policy in the twin at friction 1.0 (before
     # this, no retraining), far above it with the slippery cube the retraining also draws.
     monkeypatch.setattr(
-        adapt_run,
+        adapt_retrain,
         "teacher_check",
         lambda *a, **k: {
             "arm_twin": 0.2,

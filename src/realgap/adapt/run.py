@@ -7,37 +7,43 @@ The reference write-up's own next steps, end to end:
    background, servos -- each with a standard deviation -- plus what images cannot
    tell (cube mass, size, friction) from the user's ``rig.toml``.
 3. **Build the arm's twin**: the old policy runs the matched evaluation on the arm
-   first, and its first frames feed the placement check; an operator whose positions
-   are consistently off becomes part of the twin (``placement.offset_xy_m``) unless
-   told only to report it. Then a randomization centred on the twin, widths from the
-   uncertainties (:meth:`DomainRandomization.around`). The bridge will apply the
-   measured joint offsets, so the policy trains with only their *residual* (zero,
-   randomized within the uncertainty), as it will see them through the bridge.
+   first (step 2's fit runs beside it, :mod:`realgap.adapt.beside`: the arm needs no
+   calibration for the old policy), and its first frames feed the placement check; an
+   operator whose positions are consistently off becomes part of the twin
+   (``placement.offset_xy_m``) unless told only to report it. Then a randomization
+   centred on the twin, widths from the uncertainties
+   (:meth:`DomainRandomization.around`). The bridge will apply the measured joint
+   offsets, so the policy trains with only their *residual* (zero, randomized within
+   the uncertainty), as it will see them through the bridge.
 4. **Retrain** in that twin: the student warm-starts from the user's policy; the
    privileged teacher (it sees no image) is reused as is when its world (physics,
    placement) matches what it was trained in, and fine-tuned when it does not.
    Bounded by a budget.
 5. **Prove it**: the new policy (with the calibrated bridge) on the arm, same layout
    and spots as the old one; Wilson intervals and a Newcombe interval on the
-   improvement, and the twin's own prediction.
+   improvement, and the twin's own prediction (with the gap attribution, beside the
+   arm's evaluation).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
 from rich.console import Console
 from rich.progress import Progress
 
-from realgap.adapt.decide import physics_changed, policy_to_keep, retrain_decision
+from realgap.adapt.beside import Beside, timed
+from realgap.adapt.config import QUICK_TRIALS, AdaptConfig
+from realgap.adapt.decide import physics_changed, policy_to_keep
 from realgap.adapt.progress import Steps
+from realgap.adapt.retrain import retrain_args, retraining_needed, teacher_plan
 from realgap.adapt.rig import load_rig
 from realgap.adapt.section import adapt_section, calibration_lines, print_result
-from realgap.adapt.teacher import teacher_check, with_slippery_cube
+from realgap.adapt.teacher import with_slippery_cube
 from realgap.bridge.camera_lock import load_lock_if_any, lock_camera
 from realgap.bridge.env import DeployConfig
 from realgap.bridge.worlds import at_start_pose
@@ -53,54 +59,11 @@ from realgap.policy.folder import load_contract
 from realgap.report.html import build_report
 from realgap.runs import RunFolder, claim
 from realgap.sim.calibration import Calibration
-from realgap.speed import DeploySpeed
 from realgap.train import distill
 from realgap.train.checkpoint import Checkpointer
 
-RETRAIN_TEACHER_STEPS = 100_000
-"""PPO steps to fine-tune a reused teacher when the arm's physics differ."""
-PLATEAU_EVALS = 3
-"""A retraining stops after this many evaluations in the arm's twin without a new best."""
+__all__ = ["AdaptConfig", "check_out", "placement_offset", "run_adapt"]
 
-
-@dataclass(frozen=True)
-class AdaptConfig:
-    policy: Path
-    """The policy to adapt: a policy folder (its run's teacher.pt is reused if present)."""
-    out: Path
-    """Run folder: recording, calibration, train/, before/ and after/ evaluations, report."""
-    world: str = "fake"
-    """``fake`` (a twin with a hidden reality profile) or ``real`` (the arm)."""
-    recording: Path | None = None
-    """A calibration recording to use instead of recording one."""
-    rig: Path | None = None
-    """``rig.toml``: what images cannot tell (cube mass, size, friction), weighed and
-    measured by the user; see docs/adapt.md."""
-    layout: Path | None = None
-    """Evaluation layout TOML (default: the shipped 13 spots)."""
-    trials: int = 39
-    """Episodes per evaluation (old and new policy alike)."""
-    budget_s: float = 600.0
-    """Wall-clock budget for retraining (10 minutes on a 2-core CPU for Reach)."""
-    quick: bool = False
-    """A tiny run for smoke tests: minimal training and few episodes."""
-    attribute: bool = True
-    """Also attribute the old policy's gap to each measured difference (in the twin)."""
-    follow_placement: bool = True
-    """When the placement check finds the operator's positions consistently off, build
-    the arm's twin with objects where they actually land (``placement.offset_xy_m``),
-    so the retrained policy works where the cubes will be. False: only report it."""
-    seed: int = 0
-    resume: bool = False
-    """Continue an interrupted run in ``out``: finished steps are kept, a retraining
-    continues from its checkpoint, evaluations from their last finished episode."""
-
-
-RETRAIN_ROUNDS = 1_000
-"""DAgger rounds to allow when retraining: the budget, not the task's from-scratch round
-count, ends it (PickCube's 16 rounds take about 2 of the default 10 minutes)."""
-QUICK_TRIALS = 13  # one per spot of the default layout
-QUICK_BUDGET_S = 60.0
 DEFAULT_POSES, QUICK_POSES = 32, 16
 
 
@@ -153,36 +116,26 @@ def run_adapt(
     steps.finish("record")
 
     console.rule("2/5 calibrate: joints and camera together, tone, servos (+ rig.toml)")
-    if steps.finished("calibrate"):
-        diagnosis = json.loads((run.file("calibration") / "diagnosis.json").read_text())
-    else:
+    fit = None
+    if not steps.finished("calibrate"):
         # The rig's measured cube is the one the hand-eye fit must draw.
         cube_size, cube_sigma = rig.get("cube.size_m", (None, None))
         # The twin draws the shadows rig.toml says the room casts: the desk is learned
         # under the same light (MuJoCo lights a textured desk brighter with them).
         shadows = bool(rig.get("scene.shadows", (False, None))[0])
-        diagnosis = diagnose_recording(
-            recording_path,
-            run.file("calibration"),
-            config.layout,
-            cube_size,
-            cube_sigma,
-            shadows=shadows,
+        fit = Beside(
+            lambda: diagnose_recording(
+                recording_path,
+                run.file("calibration"),
+                config.layout,
+                cube_size,
+                cube_sigma,
+                shadows=shadows,
+            ),
+            name="calibration-fit",
         )
-    calibration = Calibration.load(run.file("calibration") / "calibration.json")
-    for key, (value, sigma) in rig.items():
-        calibration.measure(key, value, sigma)
-    calibration.save(run.file("calibration.json"))
-    for warning in diagnosis["joints"]["warnings"] + diagnosis["camera"]["warnings"]:
-        console.print(f"[yellow]warning: {warning}[/]")
-    if diagnosis["joints"]["warnings"]:
-        # Retraining around a geometry the fit itself distrusts would bake the error in.
-        raise RealgapStop(
-            "the joint and camera calibration was not applied (see the warnings above); "
-            f"fix the cause and run again (the recording is kept: {recording_path})"
-        )
-    console.print(calibration_lines(calibration))
-    steps.finish("calibrate")
+        # The arm needs no calibration to run the old policy: it works while the CPU fits.
+        console.print("fitting beside step 3, while the arm runs the old policy")
 
     console.rule("3/5 the arm's twin: the old policy on the arm, where objects land")
     layout = load_layout(config.layout)
@@ -205,7 +158,37 @@ def run_adapt(
                 earlier=earlier,
             )
 
-    results["before"] = on_arm("before", config.policy, None)
+    try:
+        results["before"], before_seconds = timed(lambda: on_arm("before", config.policy, None))
+    except BaseException:
+        if fit is not None:  # nothing lost: the fit finishes and is kept for --resume
+            console.print("[yellow]waiting for the calibration fit, to keep it for --resume[/]")
+            fitted = fit.settle()
+            if fitted is not None and not fitted[0]["joints"]["warnings"]:
+                steps.finish("calibrate", seconds=fitted[1])
+        raise
+    if fit is None:
+        diagnosis = json.loads((run.file("calibration") / "diagnosis.json").read_text())
+    else:
+        if not fit.done():
+            console.print("the old policy has run; waiting for the calibration fit")
+        diagnosis, fit_seconds = fit.wait()
+    calibration = Calibration.load(run.file("calibration") / "calibration.json")
+    for key, (value, sigma) in rig.items():
+        calibration.measure(key, value, sigma)
+    calibration.save(run.file("calibration.json"))
+    for warning in diagnosis["joints"]["warnings"] + diagnosis["camera"]["warnings"]:
+        console.print(f"[yellow]warning: {warning}[/]")
+    if diagnosis["joints"]["warnings"]:
+        # Retraining around a geometry the fit itself distrusts would bake the error in.
+        raise RealgapStop(
+            "the joint and camera calibration was not applied (see the warnings above); "
+            f"fix the cause and run again (the recording is kept: {recording_path})"
+        )
+    console.print(calibration_lines(calibration))
+    if fit is not None:
+        steps.finish("calibrate", seconds=fit_seconds)
+
     # Before any result: is the cube where the layout says? Judged with the measured
     # camera mount and joint offsets (uncalibrated, a moved camera looks like a moved cube).
     spots = [spot for _, spot in episode_rows(layout.for_task(task), trials)]
@@ -235,12 +218,12 @@ def run_adapt(
     seen.save(run.file("training_calibration.json"))
     physics = physics_changed(calibration)
     console.print("the teacher's world differs in: " + (", ".join(physics) or "nothing"))
-    steps.finish("before")
+    steps.finish("before", seconds=before_seconds)
 
     console.rule("4/5 retrain in the arm's twin (warm start)")
     args = retrain_args(config, task, run, physics, arm_speed)
     console.print(
-        f"teacher: {_teacher_plan(args)}; student from {config.policy}; "
+        f"teacher: {teacher_plan(args)}; student from {config.policy}; "
         f"budget {args.time_budget_s:.0f} s"
     )
     summary_file = Path(args.out) / "summary.json"
@@ -270,26 +253,56 @@ def run_adapt(
     steps.finish("retrain")
 
     console.rule("5/5 matched evaluation on the arm: the adapted policy, same spots")
-    results["after"] = on_arm("after", new_policy, calibration)
-    steps.finish("after")
-    # What the arm's twin predicted for the adapted policy, on the same layout; where the
-    # cube's unmeasured friction decides the grasp, at both of its ends.
+    # What the arm's twin predicts for the adapted policy, on the same layout; where the
+    # cube's unmeasured friction decides the grasp, at both of its ends. Sim only: it runs
+    # beside the arm's evaluation, with the old policy's gap attribution after it.
     predictions = {"twin": seen}
     if needed.get("expert", {}).get("friction_note"):
         predictions["twin_slippery_cube"] = with_slippery_cube(seen)
-    for name, twin_calibration in predictions.items():
-        results[name] = evaluate(
-            new_policy,
-            "sim",
-            layout,
-            trials,
-            seed=config.seed,
-            out=run.file(name),
-            calibration=twin_calibration,
-            earlier="overwrite",  # the sim reruns in seconds
-            speed=arm_speed,
+
+    def in_the_twin() -> tuple[dict, float, dict | None]:
+        found, seconds = timed(
+            lambda: {
+                name: evaluate(
+                    new_policy,
+                    "sim",
+                    layout,
+                    trials,
+                    seed=config.seed,
+                    out=run.file(name),
+                    calibration=twin_calibration,
+                    earlier="overwrite",  # the sim reruns in seconds
+                    speed=arm_speed,
+                )
+                for name, twin_calibration in predictions.items()
+            }
         )
-    steps.finish("twin")
+        if not config.attribute:
+            return found, seconds, None
+        if steps.finished("attribution") and run.file("attribution.json").is_file():
+            return found, seconds, json.loads(run.file("attribution.json").read_text())
+        attribution = attribute(
+            config.policy, calibration, layout, trials, seed=config.seed, speed=arm_speed
+        )
+        run.write_json("attribution.json", attribution)
+        return found, seconds, attribution
+
+    twin_work = Beside(in_the_twin, name="twin")
+    console.print(
+        "beside it, the arm's twin predicts the adapted policy's success"
+        + (" and attributes the old policy's gap" if config.attribute else "")
+    )
+    try:
+        results["after"], after_seconds = timed(lambda: on_arm("after", new_policy, calibration))
+    except BaseException:
+        twin_work.settle()
+        raise
+    steps.finish("after", seconds=after_seconds)
+    (predicted, twin_seconds, attribution), seconds = twin_work.wait()
+    results.update(predicted)
+    steps.finish("twin", seconds=twin_seconds)
+    if config.attribute:
+        steps.finish("attribution", seconds=seconds - twin_seconds)
     gain = difference(results["after"]["overall"], results["before"]["overall"])
     keep = policy_to_keep(
         results["before"]["overall"],
@@ -321,19 +334,9 @@ def run_adapt(
         "calibration": {"values": calibration.values, "uncertainty": calibration.uncertainty},
         "seconds": steps.seconds,
     }
-    attribution = None
-    if config.attribute:
-        console.rule("why the old policy failed: gap attribution in the twin")
-        if steps.finished("attribution") and run.file("attribution.json").is_file():
-            attribution = json.loads(run.file("attribution.json").read_text())
-        else:
-            attribution = attribute(
-                config.policy, calibration, layout, trials, seed=config.seed, speed=arm_speed
-            )
-            run.write_json("attribution.json", attribution)
-        steps.finish("attribution")
     summary["seconds"] = steps.seconds
-    summary["total_seconds"] = round(sum(steps.seconds.values()), 1)
+    # Steps beside others overlap: the total is the wall clock's, not their sum.
+    summary["total_seconds"] = round(steps.wall, 1)
     run.write_json("adapt.json", summary)
     run.file("adapt.section.html").write_text(adapt_section(summary, attribution))
     report = build_report(config.out)
@@ -342,124 +345,10 @@ def run_adapt(
     return summary
 
 
-def retraining_needed(
-    config: AdaptConfig,
-    task: str,
-    layout,
-    trials: int,
-    seen,
-    speed,
-    run,
-    before: dict,
-    scripted_teacher: bool = True,
-) -> dict:
-    """Whether the arm's differences need a retraining (:func:`retrain_decision`): the
-    old policy in the arm's twin (with the bridge's calibration) and in the nominal
-    twin, both at the arm's speed, and ``before``, its result on the arm. Before a
-    retraining, the scripted expert (the teacher) runs in both twins: where it scores
-    below the old policy in the arm's twin, the retraining would distill a worse
-    teacher, so there is none (:func:`~realgap.adapt.teacher.teacher_check`; an
-    unmeasured cube friction counts at its best for the teacher, since the retraining
-    draws it). A PPO teacher is not judged so."""
-    if config.quick:
-        return {"retrain": True, "note": "quick run: retraining regardless"}
-    common = dict(seed=config.seed, earlier="overwrite", speed=speed)
-    nominal = evaluate(config.policy, "sim", layout, trials, out=run.file("old_nominal"), **common)
-    twin = evaluate(
-        config.policy, "sim", layout, trials, out=run.file("old_twin"), calibration=seen, **common
-    )
-    decision = retrain_decision(
-        nominal["overall"]["success_rate"],
-        twin["overall"]["success_rate"],
-        before["success_rate"],
-    )
-    if decision["retrain"] and scripted_teacher:
-        expert = teacher_check(task, seen, speed, seed=config.seed)
-        decision["expert"] = expert
-        decision["note"] += (
-            f"; the teacher (the scripted expert) scores {expert['arm_twin']:.0%} in the "
-            f"arm's twin ({expert['nominal']:.0%} in the nominal one)"
-        )
-        if expert["friction_note"]:
-            decision["note"] += "; " + expert["friction_note"]
-        if expert["best"] < decision["arm_twin"]:
-            decision["retrain"] = False
-            decision["note"] += (
-                ", less than the policy there: not retraining (it would learn from a worse teacher)"
-            )
-    return decision
-
-
 def placement_offset(check: dict) -> tuple[list[float], list[float]]:
     """The placement check's mean offset and its standard error, metres, arm frame."""
     mean = np.asarray(check["mean_offset_cm"], dtype=float) / 100
     return mean.tolist(), (np.asarray(check["standard_error_cm"], dtype=float) / 100).tolist()
-
-
-def retrain_args(
-    config: AdaptConfig,
-    task: str,
-    run: RunFolder,
-    physics: list[str],
-    speed: DeploySpeed | None = None,
-):
-    """The distill ``Args`` that retrain ``task`` in the arm's twin: the task's own
-    defaults, warm-started, the teacher reused or fine-tuned, ended by the budget; at
-    ``speed`` (the arm's: its episodes and evaluations), when given."""
-    teacher = _teacher_of(Path(config.policy))
-    overrides = {
-        "out": str(run.file("train")),
-        "seed": config.seed,
-        "twin": str(run.file("training_calibration.json")),
-        "init_student": str(config.policy),
-        "time_budget_s": QUICK_BUDGET_S if config.quick else config.budget_s,
-    }
-    if speed is not None:
-        hz, fraction = speed.control_hz, speed.action_fraction
-        widths = run.file("speed.toml")
-        widths.parent.mkdir(parents=True, exist_ok=True)
-        widths.write_text(
-            "# The arm's deploy speed: the retraining's episodes run at it.\n[randomization]\n"
-            f"control_hz = [{hz!r}, {hz!r}]\naction_fraction = [{fraction!r}, {fraction!r}]\n"
-            "speed_p = 1.0\n"
-        )
-        overrides.update(randomization=str(widths), eval_speed=(hz, fraction))
-    if teacher is not None:
-        overrides["init_teacher"] = str(teacher)
-        overrides["teacher_steps"] = RETRAIN_TEACHER_STEPS if physics else 0
-    args = distill.args_for_task(task, **overrides)
-    args = replace(
-        args,
-        dagger_rounds=max(args.dagger_rounds, RETRAIN_ROUNDS),
-        plateau_evals=PLATEAU_EVALS,
-        final_evaluation=False,  # step 5 evaluates it in the arm's twin, on the layout
-    )
-    if args.teacher != "ppo":
-        # A scripted teacher reads the true state: nothing to reuse or fine-tune.
-        args = replace(args, init_teacher=None)
-    if config.quick:
-        quick = dict(distill.QUICK)
-        if teacher is not None:
-            quick["teacher_steps"] = min(quick["teacher_steps"], args.teacher_steps)
-        args = replace(args, **quick)
-    return args
-
-
-def _teacher_plan(args) -> str:
-    if args.teacher != "ppo":
-        return "the scripted expert (privileged, nothing to retrain)"
-    if args.init_teacher is None:
-        return "trained from scratch (no teacher.pt next to the policy)"
-    verb = "fine-tuned" if args.teacher_steps else "reused as is"
-    return f"{args.init_teacher} {verb}"
-
-
-def _teacher_of(policy: Path) -> Path | None:
-    """The run's ``teacher.pt`` next to a policy folder, if it has one."""
-    for candidate in (policy.parent / "teacher.pt", policy / "teacher.pt"):
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def _plain(value):

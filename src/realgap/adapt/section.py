@@ -61,8 +61,43 @@ same layout and spots for both policies. In-distribution spots; Wilson 95% inter
 <p class="note">{html.escape(summary.get("retraining", {}).get("note", ""))}</p>
 <h3>The calibration (one standard deviation)</h3>
 <table><tr><th>value</th><th>measured</th><th>&plusmn;</th></tr>{calibration}</table>
+{_timing_html(summary)}
 {attribution_html(attribution) if attribution else ""}
 """
+
+
+BESIDE = {
+    "calibrate": "beside the old policy's evaluation on the arm",
+    "twin": "beside the adapted policy's evaluation on the arm",
+    "attribution": "beside the adapted policy's evaluation on the arm",
+}
+"""Steps that run in a thread beside another (:mod:`realgap.adapt.beside`)."""
+
+
+def _timing_html(summary: dict) -> str:
+    """Every step's own seconds and the run's wall clock (less than their sum: some
+    steps run beside others)."""
+    seconds = summary.get("seconds") or {}
+    if not seconds:
+        return ""
+    rows = "".join(
+        f"<tr><td>{html.escape(step)}</td><td>{spent:.0f} s</td>"
+        f"<td>{html.escape(BESIDE.get(step, ''))}</td></tr>"
+        for step, spent in seconds.items()
+    )
+    return f"""<h3>Time</h3>
+<table><tr><th>step</th><th>its own time</th><th>ran</th></tr>{rows}
+<tr><td><b>adapt, wall clock</b></td><td><b>{summary["total_seconds"]:.0f} s</b></td>
+<td></td></tr></table>"""
+
+
+def timing_line(summary: dict) -> str:
+    """``adapt took N s: record 4 s, calibrate 130 s (beside), ...``"""
+    steps = ", ".join(
+        f"{step} {spent:.0f} s" + (" (beside)" if step in BESIDE else "")
+        for step, spent in (summary.get("seconds") or {}).items()
+    )
+    return f"adapt took {summary['total_seconds']:.0f} s of wall clock: {steps}"
 
 
 def _rate(result: dict) -> str:
@@ -116,7 +151,7 @@ def print_result(console: Console, summary: dict) -> None:
         )
     else:
         console.print(f"[bold red]{keep['note']}[/]")
-    console.print(f"adapt took {summary['total_seconds']:.0f} s ({summary['seconds']})")
+    console.print(timing_line(summary))
 
 
 def _rate_line(result: dict) -> str:
