@@ -15,6 +15,12 @@ def available_cores() -> int:
     return os.cpu_count() or 1
 
 
+def headless_rendering() -> bool:
+    """Whether any thread may render: a headless OpenGL (EGL or OSMesa). GLFW wants its
+    contexts on the main thread (on macOS), so with it rendering stays there."""
+    return os.environ.get("MUJOCO_GL", "").lower() in ("egl", "osmesa")
+
+
 def configure_rendering() -> None:
     """Render offscreen with EGL unless the user chose a backend already.
 

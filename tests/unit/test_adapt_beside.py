@@ -20,7 +20,7 @@ def test_work_beside_runs_in_another_thread_while_the_caller_works():
         assert release.wait(timeout=60)
         return threading.current_thread().name
 
-    beside = Beside(work, name="fit")
+    beside = Beside(work, name="fit", inline=False)
     assert started.wait(timeout=60) and not beside.done()
     release.set()
     name, seconds = beside.wait()
@@ -33,10 +33,23 @@ def test_an_error_beside_is_raised_on_wait_and_only_logged_when_settling(caplog)
         raise ValueError("no cube in any frame")
 
     with pytest.raises(ValueError, match="no cube"):
-        Beside(broken).wait()
+        Beside(broken, inline=False).wait()
     # The caller is already failing: its own error must not be hidden by this one.
-    assert Beside(broken, name="fit").settle() is None
+    assert Beside(broken, name="fit", inline=False).settle() is None
     assert "fit beside the failed step failed too" in caplog.text
+
+
+def test_with_glfw_the_work_runs_in_the_main_thread_first(monkeypatch):
+    # GLFW's contexts belong to the main thread (macOS): a fit there cannot render in
+    # another, so it runs first, one step after the other, as before.
+    monkeypatch.setenv("MUJOCO_GL", "glfw")
+    order = []
+    beside = Beside(lambda: order.append(threading.current_thread().name) or "fitted")
+    order.append("the arm's evaluation")
+    assert beside.done() and beside.wait()[0] == "fitted"
+    assert order == [threading.main_thread().name, "the arm's evaluation"]
+    monkeypatch.setenv("MUJOCO_GL", "egl")
+    assert not Beside(lambda: threading.current_thread().name).wait()[0].startswith("Main")
 
 
 def test_overlapping_steps_keep_their_own_seconds_and_the_run_its_wall_clock(tmp_path):

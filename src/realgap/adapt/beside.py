@@ -8,7 +8,8 @@ second core still takes a fifth off: a PickCube arm's fit (99 s) and a 13-episod
 evaluation (71 s), 170 s one after the other, took 137 s together on a 2-core CPU, with
 the same results. A thread, not a process, for the reasons given in
 :func:`realgap.diagnose.hand_eye._both_coarse_fits`: MuJoCo, OpenCV and torch release the
-GIL, and a thread renders through OpenGL contexts of its own.
+GIL, and a thread renders through OpenGL contexts of its own (with EGL or OSMesa; with
+GLFW the work runs in the main thread, one step after the other, as before).
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Generic, TypeVar
+
+from realgap.runtime import headless_rendering
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -25,12 +28,19 @@ log = logging.getLogger(__name__)
 
 class Beside(Generic[T]):
     """``work()`` started in a thread of its own; :meth:`wait` returns its result and
-    the seconds it took (or raises what it raised)."""
+    the seconds it took (or raises what it raised). Where only the main thread may
+    render (GLFW, :func:`~realgap.runtime.headless_rendering`), or ``inline``, the work
+    runs here and now instead, as it did before it had a thread."""
 
-    def __init__(self, work: Callable[[], T], name: str = "work"):
+    def __init__(self, work: Callable[[], T], name: str = "work", inline: bool | None = None):
         self.name = name
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix=f"realgap-{name}")
-        self._future = self._pool.submit(timed, work)
+        inline = not headless_rendering() if inline is None else inline
+        self._pool = None if inline else ThreadPoolExecutor(1, thread_name_prefix=f"realgap-{name}")
+        if self._pool is not None:
+            self._future = self._pool.submit(timed, work)
+            return
+        self._future = Future()
+        self._future.set_result(timed(work))  # an error is raised here, as before
 
     def done(self) -> bool:
         return self._future.done()
@@ -40,7 +50,8 @@ class Beside(Generic[T]):
         try:
             return self._future.result()
         finally:
-            self._pool.shutdown()
+            if self._pool is not None:
+                self._pool.shutdown()
 
     def settle(self) -> tuple[T, float] | None:
         """:meth:`wait`, for when the caller is already failing: the work's own error is

@@ -38,7 +38,6 @@ against the cube's distance.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -58,7 +57,7 @@ from realgap.diagnose.joints import (
 from realgap.diagnose.lens import K1_LIMIT, K1_UNITS, Lens
 from realgap.diagnose.recording import CalibrationRecording
 from realgap.errors import ConfigError
-from realgap.runtime import available_cores
+from realgap.runtime import available_cores, headless_rendering
 from realgap.sim.render import centroid, cube_mask, jaw_mask
 from realgap.sim.twin import TwinParams, check_value
 from realgap.sim.twin_camera import TwinCamera
@@ -410,7 +409,7 @@ def concurrent_rendering() -> bool:
     """Whether a second thread may render beside this one: a second core, and a
     headless OpenGL (EGL or OSMesa; GLFW wants its contexts on the main thread on
     macOS)."""
-    return available_cores() >= 2 and os.environ.get("MUJOCO_GL", "").lower() in ("egl", "osmesa")
+    return available_cores() >= 2 and headless_rendering()
 
 
 def _coarse_fit_apart(recording, supersample: int, cube_size_m, cube_size_sigma_m):
