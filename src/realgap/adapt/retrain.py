@@ -122,6 +122,7 @@ def retrain_args(
 
 
 def teacher_plan(args) -> str:
+    """What the retraining does with its teacher, in words for the console."""
     if args.teacher != "ppo":
         return "the scripted expert (privileged, nothing to retrain)"
     if args.init_teacher is None:
