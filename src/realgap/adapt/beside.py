@@ -34,13 +34,14 @@ class Beside(Generic[T]):
 
     def __init__(self, work: Callable[[], T], name: str = "work", inline: bool | None = None):
         self.name = name
-        inline = not headless_rendering() if inline is None else inline
-        self._pool = None if inline else ThreadPoolExecutor(1, thread_name_prefix=f"realgap-{name}")
-        if self._pool is not None:
+        here = not headless_rendering() if inline is None else inline
+        if here:
+            self._pool = None
+            self._future = Future()
+            self._future.set_result(timed(work))  # an error is raised here, as before
+        else:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix=f"realgap-{name}")
             self._future = self._pool.submit(timed, work)
-            return
-        self._future = Future()
-        self._future.set_result(timed(work))  # an error is raised here, as before
 
     def done(self) -> bool:
         return self._future.done()

@@ -39,9 +39,6 @@ class Steps:
     def finished(self, step: str) -> bool:
         return step in self.done
 
-    def start(self) -> None:
-        self.tick = time.perf_counter()
-
     def finish(self, step: str, seconds: float | None = None) -> None:
         """Record ``step`` as finished; its seconds (the time since the last step
         finished, or ``seconds`` for a step timed apart, as one that ran beside
