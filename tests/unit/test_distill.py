@@ -11,6 +11,7 @@ from realgap.errors import ConfigError
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.scripted import ScriptedController
 from realgap.train import dagger, distill
+from realgap.train.common import beyond_noise
 from realgap.train.student_fit import WeightAverage
 
 
@@ -94,10 +95,46 @@ def test_a_retraining_stops_once_it_reaches_its_target_success(tmp_path, monkeyp
 
 def test_a_retraining_stops_after_evaluations_without_a_new_best(tmp_path, monkeypatch):
     evaluated, phases = _evaluated_rounds(
-        tmp_path, monkeypatch, [0.5, 0.6, 0.6, 0.55, 0.6, 0.9, 0.9, 0.9], plateau_evals=3
+        tmp_path,
+        monkeypatch,
+        [0.5, 0.6, 0.6, 0.55, 0.6, 0.9, 0.9, 0.9],
+        plateau_evals=3,
+        eval_episodes=64,
     )
     assert evaluated == [1, 2, 3, 4, 5]
     assert "student_plateau" in phases
+
+
+def test_a_new_best_within_an_evaluations_noise_is_no_progress(tmp_path, monkeypatch):
+    # Arm 329's retraining in its twin (64 episodes each): every record after the first
+    # lay within a standard error of it, and the plateau rule waited for 28 rounds.
+    scores = iter([0.75, 0.66, 0.59, 0.78, 0.41, 0.78, 0.78, 0.78])
+    _, rows = _tiny_dagger(
+        tmp_path,
+        monkeypatch,
+        lambda env, act, episodes, seed: next(scores),
+        plateau_evals=3,
+        eval_episodes=64,
+    )
+    assert [row["update"] for row in rows if row["phase"] == "student"] == [1, 2, 3, 4]
+    assert rows[-1] == {"phase": "student_best", "success_rate": 0.78}  # noise or not
+    # A gain beyond the noise starts the count again.
+    evaluated, _ = _evaluated_rounds(
+        tmp_path / "gain",
+        monkeypatch,
+        [0.5, 0.7, 0.6, 0.65, 0.72, 0.9, 0.9, 0.9],
+        plateau_evals=3,
+        eval_episodes=64,
+    )
+    assert evaluated == [1, 2, 3, 4, 5]
+
+
+def test_progress_beyond_noise_follows_the_binomial_standard_error():
+    assert beyond_noise(0.1, -1.0, 64)  # the first evaluation is progress
+    assert not beyond_noise(0.80, 0.75, 64)  # 0.054 needed
+    assert beyond_noise(0.81, 0.75, 64)
+    assert not beyond_noise(0.80, 0.75, 16) and beyond_noise(0.87, 0.75, 16)  # 0.108
+    assert beyond_noise(0.02, 0.0, 64)  # at 0% one episode's worth of noise: 1/64 floor
 
 
 def test_the_expert_driven_fraction_of_envs_steps_with_the_teachers_labels(tmp_path, monkeypatch):

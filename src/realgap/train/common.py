@@ -98,6 +98,19 @@ class BestSnapshot:
         module.load_state_dict(self.state)
 
 
+def beyond_noise(score: float, reference: float, episodes: int) -> bool:
+    """Whether an evaluation's ``score`` beats ``reference`` (an earlier one's, negative
+    for none) by more than one binomial standard error of an ``episodes``-episode
+    evaluation at the reference's rate. Counting any new best as progress kept
+    retrainings going on noise: at 64 episodes a score near 80% wobbles by 5 points, and
+    a record falls by chance every few evaluations (arm 329's retraining: 75, 66, 59, 78,
+    41, 78, 78% took 28 rounds where its best was in reach at 16)."""
+    if reference < 0:
+        return True
+    rate = min(max(reference, 1.0 / episodes), 1.0 - 1.0 / episodes)
+    return score > reference + (rate * (1.0 - rate) / episodes) ** 0.5
+
+
 def save_best_so_far(run, best: BestSnapshot, module: nn.Module, nominal, speeds) -> Path:
     """Write the best evaluated weights so far as the run's policy (a stopped run leaves
     one to use), without the final evaluation."""

@@ -31,7 +31,13 @@ from realgap.sim.tasks import make_task
 from realgap.sim.twin import ControlParams, TwinParams
 from realgap.speed import DeploySpeed
 from realgap.train.checkpoint import Checkpointer, StopSignals
-from realgap.train.common import BestSnapshot, evaluate, policy_actor, training_worlds
+from realgap.train.common import (
+    BestSnapshot,
+    beyond_noise,
+    evaluate,
+    policy_actor,
+    training_worlds,
+)
 from realgap.train.student_fit import WeightAverage, fit_samples, fit_sequences
 
 BUFFERS = ("images", "states", "labels", "firsts", "memories")
@@ -127,7 +133,8 @@ class DaggerLoop:
             seed=args.seed + 3,
         )
         self.round = 0
-        self.stale = 0  # evaluations since the best so far
+        self.stale = 0  # evaluations since the last one beyond the noise of its mark
+        self.mark = -1.0  # the score of that evaluation
 
     # -- one round ---------------------------------------------------------------------
     def collect(self) -> None:
@@ -210,8 +217,11 @@ class DaggerLoop:
                     act = policy_actor(self.shipped, self.nominal)
                     success = evaluate(self.nominal, act, args.eval_episodes, args.seed + 9)
                     row["success_rate"] = success
-                    kept = self.best.offer(success, self.shipped)
-                    self.stale = 0 if kept else self.stale + 1
+                    self.best.offer(success, self.shipped)  # the best is kept, noise or not
+                    if beyond_noise(success, self.mark, args.eval_episodes):
+                        self.mark, self.stale = success, 0
+                    else:
+                        self.stale += 1
                     progress.update(bar, description=f"student (DAgger) success {success:.2f}")
                 log(row)
                 progress.update(bar, advance=1)
@@ -260,6 +270,7 @@ class DaggerLoop:
             "average": None if self.average is None else self.average.module.state_dict(),
             "best": (self.best.score, self.best.state),
             "stale": self.stale,
+            "mark": self.mark,
             "memory": None if self.runner is None else self.runner.memory,
             "torch_rng": torch.get_rng_state(),
             "chunks": list(self.buffer.chunks),
@@ -279,6 +290,7 @@ class DaggerLoop:
             self.average.module.load_state_dict(state["average"])
         self.best.score, self.best.state = state["best"]
         self.stale = state.get("stale", 0)
+        self.mark = state.get("mark", self.best.score)  # older checkpoints: the best
         if self.runner is not None:
             self.runner.memory = state["memory"]
         # Every round's samples, in order, then the window the buffer keeps.

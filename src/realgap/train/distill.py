@@ -135,8 +135,10 @@ class Args:
     """(control Hz, action fraction) the student's evaluations run at: ``realgap adapt``
     evaluates at the speed the arm will be run at (None: training's 10 Hz x 1)."""
     plateau_evals: int = 0
-    """Stop once this many evaluations in a row have not beaten the best so far (0:
-    never; ``realgap adapt`` stops a retraining that has stopped gaining)."""
+    """Stop once this many evaluations in a row have not beaten the last one that made
+    progress by more than its noise (one binomial standard error at ``eval_episodes``;
+    the best evaluated student is shipped either way). 0: never; ``realgap adapt``
+    stops a retraining that has stopped gaining."""
     stop_at_success: float | None = None
     """Stop once an evaluation reaches this success (None: never). ``realgap adapt``
     gives the old policy's success in the nominal twin: reaching it in the arm's twin
