@@ -38,14 +38,15 @@ DESK_MEAN = 0.75
 background over it) tints them, so a drawn colour of 0.75 or brighter saturates."""
 TWIN_SHADOW_MAP = 256
 """Shadow-map resolution of the twin's renders (64 x 64 pixels need no more)."""
-TWIN_TESSELLATION = {"numslices": 12, "numstacks": 6, "numquads": 1}
+TWIN_TESSELLATION = {"numslices": 24, "numstacks": 6, "numquads": 1}
 """How finely the twin's tiles draw capsules, cylinders and boxes (MuJoCo's defaults:
 28, 16, 4). A CPU renderer's cost follows the triangles: on Mesa's llvmpipe a step of
-32 PickCube envs took 69 ms with a room's shadows (three passes over every triangle)
-and 15 ms without at the defaults, 29 and 10 ms at these. The 16x16 images moved by
-0.004-0.012 grey levels on average, 99.9% of pixels not at all (the scripted expert's
-states, shadows on and off; `tests/unit/test_batch_render.py`). The fake cameras'
-larger renders keep the defaults."""
+32 PickCube envs in a shadowed room (three passes over every triangle) took 63-66 ms
+at the defaults and 34-36 ms at these (12 slices: 29-32 ms, but a can's outline
+moved: ReachCan's images by 0.38 grey levels on average). Along the scripted expert's
+episodes the 16x16 images moved by under 0.1 grey levels on average and under 1% of
+the values by more than 2 levels (`tests/unit/test_batch_render.py`). The fake
+cameras' larger renders keep the defaults."""
 
 
 def desk_bank(size: int = 256) -> tuple[np.ndarray, ...]:
