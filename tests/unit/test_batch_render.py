@@ -17,9 +17,10 @@ from realgap.sim.twin import SceneParams, TwinParams
 MUJOCO_DEFAULTS = {"numslices": 28, "numstacks": 16, "numquads": 4}
 
 
-def expert_images(task: str, shadows: bool, steps: int = 40) -> tuple[np.ndarray, BatchedEnv]:
+def expert_images(task: str, shadows: bool, steps: int = 40) -> tuple[np.ndarray, dict]:
     """The policy images along the scripted expert's episodes (its actions read the true
-    state, so both renders see the same states)."""
+    state, so both renders see the same states), and the tessellation of the tiles and
+    of the env's own model."""
     world = DomainRandomization.none(TwinParams(scene=SceneParams(shadows=shadows)))
     env = BatchedEnv(task, 4, randomization=world, render=True, seed=5)
     expert = ScriptedController(env)
@@ -29,7 +30,12 @@ def expert_images(task: str, shadows: bool, steps: int = 40) -> tuple[np.ndarray
         obs, *_ = env.step(expert.act())
         if step % 4 == 0:
             images.append(obs["image"].astype(float))
-    return np.stack(images), env
+    drawn = {
+        "tiles": {name: getattr(env.renderer.model.vis.quality, name) for name in MUJOCO_DEFAULTS},
+        "model": {name: getattr(env.model.vis.quality, name) for name in MUJOCO_DEFAULTS},
+    }
+    env.close()
+    return np.stack(images), drawn
 
 
 def test_the_defaults_are_mujocos_own():
@@ -44,11 +50,10 @@ def test_the_defaults_are_mujocos_own():
 )
 def test_coarse_primitives_leave_the_policy_images_as_they_were(task, shadows, monkeypatch):
     # ReachCan: a can is a cylinder, whose outline 12 slices moved by 0.38 levels on average.
-    coarse, env = expert_images(task, shadows)
-    quality = env.renderer.model.vis.quality
+    coarse, drawn = expert_images(task, shadows)
     for name, default in MUJOCO_DEFAULTS.items():
-        assert getattr(quality, name) < default, name
-    assert env.model.vis.quality.numslices == MUJOCO_DEFAULTS["numslices"]  # only the tiles
+        assert drawn["tiles"][name] < default, name
+    assert drawn["model"] == MUJOCO_DEFAULTS  # only the tiles
     monkeypatch.setattr(batch_render, "TWIN_TESSELLATION", MUJOCO_DEFAULTS)
     fine, _ = expert_images(task, shadows)
     difference = np.abs(coarse - fine)
