@@ -21,6 +21,13 @@ def headless_rendering() -> bool:
     return os.environ.get("MUJOCO_GL", "").lower() in ("egl", "osmesa")
 
 
+def concurrent_rendering() -> bool:
+    """Whether a second thread may render beside this one: a second core, and a
+    headless OpenGL (EGL or OSMesa; GLFW wants its contexts on the main thread on
+    macOS)."""
+    return available_cores() >= 2 and headless_rendering()
+
+
 def configure_rendering() -> None:
     """Render offscreen with EGL unless the user chose a backend already.
 

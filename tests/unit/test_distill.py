@@ -2,15 +2,20 @@
 best evaluated student kept, and a fraction of the envs driven by the expert."""
 
 import copy
+import threading
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
 from realgap.errors import ConfigError
+from realgap.runs import RunFolder
 from realgap.sim.batched_env import BatchedEnv
 from realgap.sim.scripted import ScriptedController
-from realgap.train import dagger, distill
+from realgap.train import dagger, distill, evaluations
+from realgap.train.checkpoint import Checkpointer
 from realgap.train.common import beyond_noise
 from realgap.train.student_fit import WeightAverage
 
@@ -45,7 +50,7 @@ def test_the_best_evaluated_student_is_kept_and_evaluations_are_sparse(tmp_path,
     scores = iter([0.9, 0.2, 0.3])
     seen = []
 
-    def fake_evaluate(env, act, episodes, seed):
+    def fake_evaluate(env, act, episodes, seed, on_step=None):
         seen.append(copy.deepcopy(act.state_dict()))  # each evaluated state, recorded
         return next(scores)
 
@@ -71,11 +76,13 @@ def _evaluated_rounds(tmp_path, monkeypatch, scores, **overrides) -> tuple[list,
     """The rounds and the logged phases of a tiny run whose evaluations return
     ``scores`` in turn."""
     scores = iter(scores)
-    _, rows = _tiny_dagger(
-        tmp_path, monkeypatch, lambda env, act, episodes, seed: next(scores), **overrides
-    )
-    evaluated = [row["update"] for row in rows if row["phase"] == "student"]
-    return evaluated, [row["phase"] for row in rows]
+    _, rows = _tiny_dagger(tmp_path, monkeypatch, lambda *_, **__: next(scores), **overrides)
+    return _evaluations(rows), [row["phase"] for row in rows]
+
+
+def _evaluations(rows: list[dict]) -> list[int]:
+    """The rounds whose students were evaluated, in the order their scores were used."""
+    return [row["update"] for row in rows if row["phase"] == "student" and "success_rate" in row]
 
 
 def test_a_retraining_stops_once_it_reaches_its_target_success(tmp_path, monkeypatch):
@@ -112,11 +119,11 @@ def test_a_new_best_within_an_evaluations_noise_is_no_progress(tmp_path, monkeyp
     _, rows = _tiny_dagger(
         tmp_path,
         monkeypatch,
-        lambda env, act, episodes, seed: next(scores),
+        lambda *_, **__: next(scores),
         plateau_evals=3,
         eval_episodes=64,
     )
-    assert [row["update"] for row in rows if row["phase"] == "student"] == [1, 2, 3, 4]
+    assert _evaluations(rows) == [1, 2, 3, 4]
     assert rows[-1] == {"phase": "student_best", "success_rate": 0.78}  # noise or not
     # A gain beyond the noise starts the count again.
     evaluated, _ = _evaluated_rounds(
@@ -151,7 +158,7 @@ def test_the_expert_driven_fraction_of_envs_steps_with_the_teachers_labels(tmp_p
 
     monkeypatch.setattr(BatchedEnv, "step", record_step)
     monkeypatch.setattr(ScriptedController, "act", record_label)
-    monkeypatch.setattr(dagger, "evaluate", lambda env, act, episodes, seed: 0.0)
+    monkeypatch.setattr(dagger, "evaluate", lambda env, act, episodes, seed, on_step=None: 0.0)
     args = distill.args_for_task(
         "Reach",
         out=str(tmp_path),
@@ -210,7 +217,7 @@ def test_the_student_average_is_what_is_evaluated_kept_and_shipped(tmp_path, mon
             super().__init__(module, decay)
             averages.append(self)
 
-    def fake_evaluate(env, act, episodes, seed):
+    def fake_evaluate(env, act, episodes, seed, on_step=None):
         evaluated.append(act)
         return 0.5
 
@@ -227,6 +234,7 @@ def test_the_student_average_is_what_is_evaluated_kept_and_shipped(tmp_path, mon
             "dagger_steps": 4,
             "student_envs": 4,
             "student_updates": 3,
+            "student_eval_every": 1,
             "student_average": 0.9,
         },
     )
@@ -234,8 +242,13 @@ def test_the_student_average_is_what_is_evaluated_kept_and_shipped(tmp_path, mon
     nominal.close()
     (average,) = averages
     assert shipped is average.module
-    assert all(policy is average.module for policy in evaluated)
+    # Each evaluation scores a copy of the average as it was (training goes on beside
+    # it): the last, at the last round, is not the trained weights; the first is kept.
     trained, kept = average.source.state_dict(), shipped.state_dict()
+    first, last = (policy.state_dict() for policy in (evaluated[0], evaluated[-1]))
+    assert len(evaluated) == 2 and all(policy is not shipped for policy in evaluated)
+    assert not all(torch.equal(trained[name], last[name]) for name in last)
+    assert all(torch.equal(first[name], kept[name]) for name in kept)
     assert not all(torch.equal(trained[name], kept[name]) for name in kept)
 
 
@@ -254,7 +267,7 @@ def test_a_run_without_the_final_evaluation_reports_its_best_evaluation(
     from realgap.train import common
 
     scores = iter([0.4, 0.7, 0.5])
-    monkeypatch.setattr(dagger, "evaluate", lambda env, act, episodes, seed: next(scores))
+    monkeypatch.setattr(dagger, "evaluate", lambda *_, **__: next(scores))
     fresh = []
 
     def final(env, act, episodes, seed):
@@ -276,3 +289,104 @@ def test_a_run_without_the_final_evaluation_reports_its_best_evaluation(
     else:
         assert fresh == [] and summary["success_rate_nominal"] == 0.7
         assert summary["success_source"] == "the kept student's own evaluation"
+
+
+def test_an_evaluation_runs_beside_the_next_round_and_is_used_at_the_next_one(
+    tmp_path, monkeypatch
+):
+    """A retraining's evaluation scores a copy of the student in a thread of its own
+    while the next round trains; with one core it runs at once. Either way its score
+    is used at the same round, so the decisions are the same."""
+    monkeypatch.setattr(evaluations, "concurrent_rendering", lambda: True)
+    collecting = {}  # round -> set when that round's collection begins
+    collect = dagger.DaggerLoop.collect
+
+    def announced_collect(loop):
+        collecting.setdefault(loop.round + 1, threading.Event()).set()
+        collect(loop)
+
+    monkeypatch.setattr(dagger.DaggerLoop, "collect", announced_collect)
+    overlapped = {}
+
+    def waiting_evaluate(env, student, episodes, seed, on_step=None):
+        # Round k's evaluation waits for round k + 1 to begin: inline, it never would.
+        update = len(overlapped) + 1
+        if update < 4:
+            event = collecting.setdefault(update + 1, threading.Event())
+            overlapped[update] = event.wait(timeout=30)
+        else:
+            overlapped[update] = None
+        return [0.5, 0.8, 0.6, 0.7][update - 1]
+
+    _, rows = _tiny_dagger(tmp_path, monkeypatch, waiting_evaluate, dagger_rounds=4)
+    assert overlapped == {1: True, 2: True, 3: True, 4: None}
+
+    # The same run with every evaluation inline takes the same decisions, row for row.
+    scores = [0.5, 0.6, 0.6, 0.55, 0.6, 0.9, 0.9, 0.9]
+    runs = {}
+    for beside in (True, False):
+        monkeypatch.setattr(evaluations, "concurrent_rendering", lambda beside=beside: beside)
+        left = iter(scores)
+        torch.manual_seed(0)
+        student, rows = _tiny_dagger(
+            tmp_path / str(beside),
+            monkeypatch,
+            lambda env, act, episodes, seed, on_step=None, left=left: next(left),
+            plateau_evals=3,
+            eval_episodes=64,
+        )
+        runs[beside] = rows, student.state_dict()
+    assert runs[True][0] == runs[False][0]
+    assert all(torch.equal(runs[True][1][k], runs[False][1][k]) for k in runs[True][1])
+    # The plateau is seen when round 5's score is used, at round 6.
+    assert _evaluations(runs[True][0]) == [1, 2, 3, 4, 5]
+    assert [row["update"] for row in runs[True][0] if row["phase"] == "student_plateau"] == [6]
+
+
+def test_a_checkpoint_keeps_an_evaluation_not_yet_used(tmp_path, monkeypatch):
+    """Stopped after round 1, whose evaluation was the best and not yet used: the
+    resumed run uses it at round 2, as the uninterrupted run did."""
+    scores = [0.9, 0.2, 0.3, 0.4]
+    monkeypatch.setattr(dagger, "policy_actor", lambda student, env: student)
+    args = distill.args_for_task(
+        "Reach",
+        progress=False,
+        **{
+            **distill.QUICK,
+            "dagger_rounds": 4,
+            "dagger_steps": 4,
+            "student_envs": 4,
+            "student_updates": 1,
+            "student_eval_every": 1,
+        },
+    )
+
+    class StopAfterRound:
+        def __init__(self, loop, after):
+            self.loop, self.after = loop, after
+
+        @property
+        def requested(self):
+            return "SIGTERM" if self.loop.round >= self.after else None
+
+    def run(out: Path, stop_after: int | None, resume: bool = False):
+        left = iter(scores[offset:])
+        monkeypatch.setattr(dagger, "evaluate", lambda *_, **__: next(left))
+        torch.manual_seed(args.seed)
+        checkpointer = Checkpointer(RunFolder(out), float("inf"))
+        loop = dagger.DaggerLoop(replace(args, out=str(out)), None, checkpointer)
+        if resume:
+            loop.restore(checkpointer.load())
+        rows = []
+        stop = StopAfterRound(loop, stop_after or 99)
+        return loop.run(rows.append, stop=stop), rows, loop
+
+    offset = 0
+    whole, whole_rows, _ = run(tmp_path / "whole", None)
+    stopped, first_rows, _ = run(tmp_path / "stopped", 1)
+    assert stopped is None and _evaluations(first_rows) == []  # round 1's not used yet
+    offset = 1  # round 1's score was drawn before the stop
+    resumed, later_rows, _ = run(tmp_path / "stopped", None, resume=True)
+    assert first_rows + later_rows == whole_rows
+    assert whole_rows[-1] == {"phase": "student_best", "success_rate": 0.9}
+    assert all(torch.equal(resumed.state_dict()[k], v) for k, v in whole.state_dict().items())

@@ -57,7 +57,7 @@ from realgap.diagnose.joints import (
 from realgap.diagnose.lens import K1_LIMIT, K1_UNITS, Lens
 from realgap.diagnose.recording import CalibrationRecording
 from realgap.errors import ConfigError
-from realgap.runtime import available_cores, headless_rendering
+from realgap.runtime import concurrent_rendering
 from realgap.sim.render import centroid, cube_mask, jaw_mask
 from realgap.sim.twin import TwinParams, check_value
 from realgap.sim.twin_camera import TwinCamera
@@ -403,13 +403,6 @@ def _both_coarse_fits(
         )
         here = _coarse_fit(model, lens=False)
         return [here, apart.result()]
-
-
-def concurrent_rendering() -> bool:
-    """Whether a second thread may render beside this one: a second core, and a
-    headless OpenGL (EGL or OSMesa; GLFW wants its contexts on the main thread on
-    macOS)."""
-    return available_cores() >= 2 and headless_rendering()
 
 
 def _coarse_fit_apart(recording, supersample: int, cube_size_m, cube_size_sigma_m):

@@ -52,10 +52,11 @@ def trained_speeds(args) -> TrainedSpeeds:
     return randomization.trained_speeds
 
 
-def evaluate(env: BatchedEnv, act, episodes: int, seed: int) -> float:
-    """Success rate of ``act(obs) -> actions`` over ``episodes`` finished episodes."""
+def evaluate(env: BatchedEnv, act, episodes: int, seed: int, on_step=None) -> float:
+    """Success rate of ``act(obs) -> actions`` over ``episodes`` finished episodes
+    (``on_step(transition)`` after every step, as :func:`~realgap.sim.rollout.rollout`)."""
     obs, _ = env.reset(seed=seed)
-    return success_rate(rollout(env, act, obs, episodes=episodes))
+    return success_rate(rollout(env, act, obs, episodes=episodes, on_step=on_step))
 
 
 def policy_actor(policy: nn.Module, env: BatchedEnv):

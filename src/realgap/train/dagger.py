@@ -3,7 +3,8 @@
 Read top to bottom: each round the student drives (the teacher in round 0, and in the
 ``expert_driven`` envs), the teacher labels every visited state, the round's samples
 join the aggregated buffer, the student is regressed on it (single steps, or whole
-episodes for a recurrent student) and, every few rounds, evaluated; the best evaluated
+episodes for a recurrent student) and, every few rounds, evaluated -- a copy of it,
+beside the rounds that follow (:mod:`realgap.train.evaluations`); the best evaluated
 student is kept. At the end of a round a checkpoint is written when due (and when a
 stop was requested): the envs' full state, the weights, the optimizer, every random
 state and the round's samples as a chunk (:mod:`realgap.train.checkpoint`), so a
@@ -14,6 +15,7 @@ resumed run continues bit for bit.
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, field
 
@@ -38,6 +40,7 @@ from realgap.train.common import (
     policy_actor,
     training_worlds,
 )
+from realgap.train.evaluations import Evaluated, EvaluationsBeside
 from realgap.train.student_fit import WeightAverage, fit_samples, fit_sequences
 
 BUFFERS = ("images", "states", "labels", "firsts", "memories")
@@ -93,6 +96,7 @@ class DaggerLoop:
     def __init__(self, args, teacher: StateTeacher | None, checkpointer: Checkpointer):
         self.args, self.checkpointer = args, checkpointer
         randomization, twin = training_worlds(args)
+        self.twin = twin
         self.env = BatchedEnv(
             args.task,
             args.student_envs,
@@ -125,16 +129,24 @@ class DaggerLoop:
         self.buffer = Buffer(keep=args.buffer_size // args.student_envs)
         self.obs, _ = self.env.reset(seed=args.seed + 2)
         self.driven = np.arange(args.student_envs) < round(args.expert_driven * args.student_envs)
-        self.nominal = BatchedEnv(
-            args.task,
-            32,
-            randomization=evaluation_world(args, twin),
-            render=True,
-            seed=args.seed + 3,
-        )
+        self.nominal = self.evaluation_env()
+        self.evaluations = EvaluationsBeside(self.evaluation_env, self.score)
         self.round = 0
         self.stale = 0  # evaluations since the last one beyond the noise of its mark
         self.mark = -1.0  # the score of that evaluation
+        self.last_success: float | None = None
+
+    def evaluation_env(self) -> BatchedEnv:
+        """An env of the world the student is evaluated in (:func:`evaluation_world`)."""
+        args = self.args
+        world = evaluation_world(args, self.twin)
+        return BatchedEnv(args.task, 32, randomization=world, render=True, seed=args.seed + 3)
+
+    def score(self, env: BatchedEnv, student: nn.Module) -> float:
+        """The student's success rate in ``env`` (the same episodes every evaluation)."""
+        args, act = self.args, policy_actor(student, env)
+        check = self.evaluations.check  # a failing run stops it at its next step
+        return evaluate(env, act, args.eval_episodes, args.seed + 9, lambda _: check())
 
     # -- one round ---------------------------------------------------------------------
     def collect(self) -> None:
@@ -194,9 +206,20 @@ class DaggerLoop:
         """Run the rounds left; returns the student to ship, or None when a stop was
         requested (after a checkpoint). ``rows_written()`` counts the metrics rows so
         far (a checkpoint records it); ``started`` is the run's start (perf_counter)."""
-        args = self.args
         started = time.perf_counter() if started is None else started
-        stop = stop or StopSignals()
+        finished = False
+        try:
+            shipped = self._rounds(log, deadline, stop or StopSignals(), started, rows_written)
+            finished = True
+            return shipped
+        finally:
+            # On an error or a second Ctrl-C, an evaluation in flight stops at its next
+            # step rather than holding the exit for its half minute.
+            self.evaluations.close(cancel=not finished)
+            self.env.close()
+
+    def _rounds(self, log, deadline, stop, started, rows_written) -> nn.Module | None:
+        args = self.args
         with Progress(disable=not args.progress, transient=True) as progress:
             bar = progress.add_task(
                 "student (DAgger)", total=args.dagger_rounds, completed=self.round
@@ -205,50 +228,72 @@ class DaggerLoop:
                 self.collect()
                 self.buffer.trim()
                 loss, total = self.fit()
-                row = {
-                    "phase": "student",
-                    "update": self.round + 1,
-                    "samples": total,
-                    "loss": float(loss.detach()),
-                }
-                out_of_time = time.perf_counter() > deadline
-                last = out_of_time or self.round + 1 == args.dagger_rounds
-                if last or (self.round + 1) % args.student_eval_every == 0:
-                    act = policy_actor(self.shipped, self.nominal)
-                    success = evaluate(self.nominal, act, args.eval_episodes, args.seed + 9)
-                    row["success_rate"] = success
-                    self.best.offer(success, self.shipped)  # the best is kept, noise or not
-                    if beyond_noise(success, self.mark, args.eval_episodes):
-                        self.mark, self.stale = success, 0
-                    else:
-                        self.stale += 1
-                    progress.update(bar, description=f"student (DAgger) success {success:.2f}")
-                log(row)
-                progress.update(bar, advance=1)
                 self.round += 1
+                log(
+                    {
+                        "phase": "student",
+                        "update": self.round,
+                        "samples": total,
+                        "loss": float(loss.detach()),
+                    }
+                )
+                progress.update(bar, advance=1)
+                out_of_time = time.perf_counter() > deadline
+                last = out_of_time or self.round == args.dagger_rounds
+                if last or self.round % args.student_eval_every == 0:
+                    # The evaluation started at the last due round is used now, here,
+                    # whether it ran beside the rounds since or not (module docstring
+                    # of realgap.train.evaluations).
+                    ended = self.use(self.evaluations.settle(), log)
+                    if ended is not None and not last:
+                        log({"phase": ended, "update": self.round})
+                        break
+                    self.evaluations.start(self.shipped, self.round)
+                    if last:  # nothing left to train beside it: the last one is used now
+                        self.use(self.evaluations.settle(), log)
+                    progress.update(bar, description=self.described())
                 if out_of_time:
                     log({"phase": "student_budget_spent", "update": self.round})
-                    break
-                if args.plateau_evals and self.stale >= args.plateau_evals:
-                    log({"phase": "student_plateau", "update": self.round})
-                    break
-                target = args.stop_at_success
-                if target is not None and row.get("success_rate", -1.0) >= target:
-                    log({"phase": "student_target_reached", "update": self.round})
                     break
                 if stop.requested or self.checkpointer.due():
                     self.save_checkpoint(started, rows_written())
                 if stop.requested:
                     return None  # the caller writes the best policy so far and stops
-        self.env.close()
         self.best.restore(self.shipped)
         log({"phase": "student_best", "success_rate": self.best.score})
         return self.shipped
+
+    def use(self, evaluated: Evaluated | None, log) -> str | None:
+        """Count a finished evaluation: its row, the best kept, the plateau. Returns why
+        the retraining should end now (a metrics phase), or None."""
+        if evaluated is None:
+            return None
+        args, success = self.args, evaluated.score
+        log({"phase": "student", "update": evaluated.update, "success_rate": success})
+        self.best.offer(success, evaluated.student)  # the best is kept, noise or not
+        if beyond_noise(success, self.mark, args.eval_episodes):
+            self.mark, self.stale = success, 0
+        else:
+            self.stale += 1
+        self.last_success = success
+        if args.plateau_evals and self.stale >= args.plateau_evals:
+            return "student_plateau"
+        if args.stop_at_success is not None and success >= args.stop_at_success:
+            return "student_target_reached"
+        return None
+
+    def described(self) -> str:
+        if self.last_success is None:
+            return "student (DAgger)"
+        return f"student (DAgger) success {self.last_success:.2f}"
 
     # -- checkpoints ---------------------------------------------------------------------
     def save_checkpoint(self, started: float, metrics_rows: int) -> None:
         """The loop's whole state after round ``self.round``, and the samples gathered
         since the last checkpoint as one chunk."""
+        # A finished evaluation not used yet is kept for the round that uses it.
+        pending = self.evaluations.settle()
+        self.evaluations.keep(pending)
         steps = min(self.buffer.unsaved, len(self.buffer.data["images"]))
         if steps:
             name = self.checkpointer.save_chunk(
@@ -271,6 +316,9 @@ class DaggerLoop:
             "best": (self.best.score, self.best.state),
             "stale": self.stale,
             "mark": self.mark,
+            "pending": None
+            if pending is None
+            else (pending.update, pending.score, pending.student.state_dict(), pending.seconds),
             "memory": None if self.runner is None else self.runner.memory,
             "torch_rng": torch.get_rng_state(),
             "chunks": list(self.buffer.chunks),
@@ -291,6 +339,11 @@ class DaggerLoop:
         self.best.score, self.best.state = state["best"]
         self.stale = state.get("stale", 0)
         self.mark = state.get("mark", self.best.score)  # older checkpoints: the best
+        if state.get("pending") is not None:
+            update, score, weights, seconds = state["pending"]
+            student = copy.deepcopy(self.shipped)
+            student.load_state_dict(weights)
+            self.evaluations.keep(Evaluated(update, score, student, seconds))
         if self.runner is not None:
             self.runner.memory = state["memory"]
         # Every round's samples, in order, then the window the buffer keeps.

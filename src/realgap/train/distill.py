@@ -96,7 +96,9 @@ class Args:
     """Gradient steps per DAgger round, whatever the dataset's size (None: the
     ``student_epochs`` passes, whose cost grows with every round)."""
     student_eval_every: int = 1
-    """Evaluate the student every N DAgger rounds (and after the last)."""
+    """Evaluate the student every N DAgger rounds (and after the last): a copy, beside
+    the next N rounds, its score used when the next evaluation is due
+    (:mod:`realgap.train.evaluations`)."""
     expert_driven: float = 0.0
     """Fraction of the DAgger envs the teacher drives in every round (the rest follow the
     student; the teacher labels all): more data near the end of the task, which a weak
