@@ -383,8 +383,9 @@ def test_a_checkpoint_keeps_an_evaluation_not_yet_used(tmp_path, monkeypatch):
 
     offset = 0
     whole, whole_rows, _ = run(tmp_path / "whole", None)
-    stopped, first_rows, _ = run(tmp_path / "stopped", 1)
+    stopped, first_rows, loop = run(tmp_path / "stopped", 1)
     assert stopped is None and _evaluations(first_rows) == []  # round 1's not used yet
+    assert loop.best.score == 0.9  # but the stopped run's best-so-far policy is round 1's
     offset = 1  # round 1's score was drawn before the stop
     resumed, later_rows, _ = run(tmp_path / "stopped", None, resume=True)
     assert first_rows + later_rows == whole_rows

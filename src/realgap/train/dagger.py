@@ -258,7 +258,12 @@ class DaggerLoop:
                 if stop.requested or self.checkpointer.due():
                     self.save_checkpoint(started, rows_written())
                 if stop.requested:
-                    return None  # the caller writes the best policy so far and stops
+                    # The caller writes the best policy so far and stops: a score not yet
+                    # used counts there (the checkpoint keeps it unused, for the resume).
+                    pending = self.evaluations.settle()
+                    if pending is not None:
+                        self.best.offer(pending.score, pending.student)
+                    return None
         self.best.restore(self.shipped)
         log({"phase": "student_best", "success_rate": self.best.score})
         return self.shipped
