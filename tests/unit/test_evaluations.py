@@ -65,7 +65,7 @@ def test_an_evaluations_error_is_raised_where_its_score_is_used(beside):
 
 def test_a_kept_result_is_settled_unchanged():
     evaluations = EvaluationsBeside(RecordedEnv, lambda env, student: 0.0, beside=True)
-    kept = Evaluated(update=7, score=0.8, student=nn.Linear(1, 1), seconds=1.5)
+    kept = Evaluated(update=7, score=0.8, student=nn.Linear(1, 1))
     evaluations.keep(kept)
     assert evaluations.settle() is kept
     evaluations.keep(None)

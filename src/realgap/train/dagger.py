@@ -129,7 +129,8 @@ class DaggerLoop:
         self.buffer = Buffer(keep=args.buffer_size // args.student_envs)
         self.obs, _ = self.env.reset(seed=args.seed + 2)
         self.driven = np.arange(args.student_envs) < round(args.expert_driven * args.student_envs)
-        self.nominal = self.evaluation_env()
+        # Its env is built in the thread that evaluates; the caller builds its own for
+        # the final evaluation and the contract (:meth:`evaluation_env`).
         self.evaluations = EvaluationsBeside(self.evaluation_env, self.score)
         self.round = 0
         self.stale = 0  # evaluations since the last one beyond the noise of its mark
@@ -323,7 +324,7 @@ class DaggerLoop:
             "mark": self.mark,
             "pending": None
             if pending is None
-            else (pending.update, pending.score, pending.student.state_dict(), pending.seconds),
+            else (pending.update, pending.score, pending.student.state_dict()),
             "memory": None if self.runner is None else self.runner.memory,
             "torch_rng": torch.get_rng_state(),
             "chunks": list(self.buffer.chunks),
@@ -345,10 +346,10 @@ class DaggerLoop:
         self.stale = state.get("stale", 0)
         self.mark = state.get("mark", self.best.score)  # older checkpoints: the best
         if state.get("pending") is not None:
-            update, score, weights, seconds = state["pending"]
+            update, score, weights = state["pending"]
             student = copy.deepcopy(self.shipped)
             student.load_state_dict(weights)
-            self.evaluations.keep(Evaluated(update, score, student, seconds))
+            self.evaluations.keep(Evaluated(update, score, student))
         if self.runner is not None:
             self.runner.memory = state["memory"]
         # Every round's samples, in order, then the window the buffer keeps.

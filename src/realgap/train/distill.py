@@ -356,14 +356,14 @@ def main(args: Args) -> dict:
             metrics.log, _deadline(args, started, 1.0), stop, started, lambda: metrics.rows
         )
         if student is None:  # a stop was requested: the best so far ships, then stop
-            save_best_so_far(run, loop.best, loop.shipped, loop.nominal, trained_speeds(args))
-            loop.nominal.close()
+            with loop.evaluation_env() as nominal:
+                save_best_so_far(run, loop.best, loop.shipped, nominal, trained_speeds(args))
             raise TrainingStopped(
                 f"stopped after round {loop.round}: checkpoint and best policy so far in "
                 f"{run.path}; {resume_hint(run.path)}",
                 stop.requested,
             )
-    nominal = loop.nominal
+    nominal = loop.evaluation_env()
     summary = finish_run(
         run,
         student,
@@ -386,7 +386,8 @@ def main(args: Args) -> dict:
 def train_student(args: Args, teacher: StateTeacher | None, log, deadline=float("inf")):
     """The student phase alone (no checkpoints): the shipped student and its nominal env."""
     loop = DaggerLoop(args, teacher, Checkpointer(RunFolder(args.out), float("inf")))
-    return loop.run(log, deadline), loop.nominal
+    student = loop.run(log, deadline)
+    return student, loop.evaluation_env()
 
 
 def load_teacher(path) -> StateTeacher:

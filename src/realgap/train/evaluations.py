@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,13 +29,12 @@ from realgap.runtime import concurrent_rendering
 
 @dataclass
 class Evaluated:
-    """One finished evaluation: the round whose student it scored, the score, the
-    student's copy that was scored, and the seconds it took."""
+    """One finished evaluation: the round whose student it scored, the score, and the
+    student's copy that was scored."""
 
     update: int
     score: float
     student: nn.Module
-    seconds: float
 
 
 class EvaluationCancelled(Exception):
@@ -111,9 +109,7 @@ class EvaluationsBeside:
     def _evaluate(self, student: nn.Module, update: int) -> Evaluated:
         if self._env is None:
             self._env = self._make_env()
-        started = time.perf_counter()
-        score = self._score(self._env, student)
-        return Evaluated(update, score, student, time.perf_counter() - started)
+        return Evaluated(update, self._score(self._env, student), student)
 
     def _close_env(self) -> None:
         if self._env is not None:
