@@ -62,6 +62,12 @@ class DeployConfig:
     """The mount this world's camera has; must match the policy's."""
     check_camera_lock: bool = True
     """Verify the camera lock before the first episode."""
+    stop_at_success: bool = False
+    """End an episode at the task's first success where the world knows it (a fake arm).
+    Success is latched (an episode that succeeded once counts), so no result changes: a
+    matched evaluation sets it and its successful episodes cost only their steps to
+    success. A real arm runs every episode to its length (the operator judges at the
+    end); demonstrations keep the expert's whole episode."""
     lock_folder: Path | None = None
     """Where camera locks live (None: ``$REALGAP_HOME/cameras``)."""
 

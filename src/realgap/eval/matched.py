@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -101,7 +102,7 @@ def evaluate_in_sim(
                     "spot_index": spot_index,
                     "spot": spot.name,
                     "success": success,
-                    "steps": int(env.episode_limit[i]),
+                    "steps": len(recorders[i]),
                     "success_step": int(first_success[i]) if success else None,
                     "reason": reason,
                 }
@@ -138,6 +139,8 @@ def _run_spots(env: BatchedEnv, policy: Callable, spots: list[Spot], seed: int):
 
     def watch(t: Transition) -> None:
         for i, recorder in enumerate(recorders):
+            if t.held[i]:  # held still since its success: its recording ended there
+                continue
             recorder.add(
                 t.step / env.params.control_hz[i], _row(t.obs, i), t.action[i], t.action[i]
             )
@@ -153,7 +156,8 @@ def _run_spots(env: BatchedEnv, policy: Callable, spots: list[Spot], seed: int):
         first_success[(first_success < 0) & tracker.success] = t.step + 1
 
     act = lambda obs: policy(obs["image"], obs["state"])  # noqa: E731
-    rollout(env, act, obs, steps=steps, on_step=watch)
+    # Success is latched: an episode is held still from its first (as a fake arm's ends).
+    rollout(env, act, obs, steps=steps, on_step=watch, freeze_succeeded=True)
     return tracker, first_success, recorders
 
 
@@ -296,7 +300,9 @@ def evaluate(
                 policy_folder,
                 [spot for _, spot in rows],
                 run.episodes_folder(tag) if run else None,
-                deploy_config,
+                # Success is latched: a fake arm's episode ends at its first, which
+                # changes no result and spares the steps after it (a real arm runs on).
+                replace(deploy_config or DeployConfig(), stop_at_success=True),
                 progress=(lambda result: progress(1)) if progress else None,
                 resume=resumed,
             )

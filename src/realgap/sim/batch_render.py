@@ -116,12 +116,16 @@ class BatchRenderer(TwinVisuals):
         self.previous_qpos: np.ndarray | None = None
         self.rng = np.random.default_rng(0)
 
-    def render(self, qpos, mocap_pos, twin: TwinBatch, noise: StepNoise) -> np.ndarray:
-        """Policy images of every env, uint8 (n, R, R, 3)."""
+    def render(
+        self, qpos, mocap_pos, twin: TwinBatch, noise: StepNoise, skip: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Policy images of every env, uint8 (n, R, R, 3); envs flagged in ``skip`` are
+        not drawn (their tile keeps its last image)."""
         self.gl.make_current()
         model, data = self.model, self.data
         floor_material = model.geom_matid[self.floor_geom]
-        for i in range(self.envs):
+        drawn = range(self.envs) if skip is None else np.nonzero(~np.asarray(skip))[0]
+        for i in drawn:
             desk = twin.desk_pattern[i]
             model.geom_matid[self.floor_geom] = self.desks[desk] if desk >= 0 else floor_material
             self.apply_twin(twin, i, noise)

@@ -125,6 +125,8 @@ class BatchedEnv:
         self.episode_limit = self._episode_limit(self.params.action_fraction)
         self.returns = np.zeros(n)
         self.success_once = np.zeros(n, dtype=bool)
+        self.frozen = np.zeros(n, dtype=bool)
+        """Envs held still until their episode ends (:meth:`freeze`)."""
         self.cube_start = np.zeros((n, 3))
         self.target_start = np.zeros((n, 3))  # the bin, or the lower object at reset
         self.substeps = np.full(n, self._substeps(self.config.control_hz))
@@ -257,6 +259,7 @@ class BatchedEnv:
         self.steps[ids] = 0
         self.returns[ids] = 0.0
         self.success_once[ids] = False
+        self.frozen[ids] = False
         sentinel = self.sentinel[ids]
         sentinel[:, 0] = 1.0
         self.sentinel[ids] = sentinel
@@ -281,7 +284,9 @@ class BatchedEnv:
         ctrl[:, self._act] = applied
         self.ctrl[:] = ctrl
         for substeps in np.unique(self.substeps):
-            ids = np.nonzero(self.substeps == substeps)[0]
+            ids = np.nonzero((self.substeps == substeps) & ~self.frozen)[0]
+            if len(ids) == 0:
+                continue
             self.batch.step(
                 ids if len(ids) < self.num_envs else None,
                 nstep=int(substeps),
@@ -320,6 +325,15 @@ class BatchedEnv:
                 obs[key][ids] = fresh[key][ids]
         return obs, reward.astype(np.float32), terminated, truncated, info
 
+    def freeze(self, ids: np.ndarray) -> None:
+        """Hold envs ``ids`` still until their episode ends: neither stepped nor rendered
+        (their image is the last one drawn), their steps still counted, so they end and
+        reset when they would have. For evaluations, once an episode's success has
+        latched: its result cannot change and its remaining steps then cost almost
+        nothing. A frozen episode's return and ``success_at_end`` are its success
+        state's."""
+        self.frozen[ids] = True
+
     # -- checkpoints --------------------------------------------------------------------
     def get_state(self) -> dict:
         """Everything that decides what the env does next (physics, each env's twin and
@@ -334,6 +348,7 @@ class BatchedEnv:
             "episode_limit": self.episode_limit.copy(),
             "returns": self.returns.copy(),
             "success_once": self.success_once.copy(),
+            "frozen": self.frozen.copy(),
             "cube_start": self.cube_start.copy(),
             "target_start": self.target_start.copy(),
             "substeps": self.substeps.copy(),
@@ -363,6 +378,7 @@ class BatchedEnv:
         self.delay.latency = state["delay_latency"].copy()
         for name in ("steps", "episode_limit", "returns", "success_once", "cube_start"):
             getattr(self, name)[...] = state[name]
+        self.frozen[...] = state.get("frozen", False)  # states saved before freezing existed
         self.target_start[...] = state["target_start"]
         self.substeps[...] = state["substeps"]
         self.rng.bit_generator.state = state["rng"]
@@ -411,7 +427,9 @@ class BatchedEnv:
 
     def render(self) -> np.ndarray:
         """Wrist images of every env at policy resolution, uint8 (n, R, R, 3)."""
-        return self.renderer.render(self.qpos, self.mocap_pos, self.params, self.noise)
+        return self.renderer.render(
+            self.qpos, self.mocap_pos, self.params, self.noise, skip=self.frozen
+        )
 
     def close(self) -> None:
         if self.renderer is not None:

@@ -30,6 +30,9 @@ class Transition:
     """The observation after the step (fresh episodes' first, for envs that reset)."""
     reward: np.ndarray
     info: dict
+    held: np.ndarray | None = None
+    """Envs held still through this step (``freeze_succeeded``): their ``obs`` is stale
+    and their episode already decided; None without freezing."""
 
 
 @dataclass
@@ -51,10 +54,17 @@ def rollout(
     steps: int | None = None,
     until: Callable[[], bool] | None = None,
     on_step: Callable[[Transition], None] | None = None,
+    freeze_succeeded: bool = False,
 ) -> list[FinishedEpisode]:
     """Step ``env`` from observation ``obs`` with ``act(obs) -> (n, 6)`` until
     ``episodes`` episodes finished, ``steps`` steps passed, or ``until()`` is true
-    (exactly one rule); returns every episode that finished meanwhile."""
+    (exactly one rule); returns every episode that finished meanwhile.
+
+    ``freeze_succeeded`` holds an episode still from its first success to its end
+    (:meth:`BatchedEnv.freeze`): success is latched, so an evaluation's results are the
+    same and its successful episodes cost only their steps to success. ``on_step``
+    sees the envs held still through a step in ``Transition.held``; with ``steps``, the
+    rollout ends once every env is frozen. Every env is thawed when it returns."""
     if sum(rule is not None for rule in (episodes, steps, until)) != 1:
         raise ValueError("rollout needs exactly one of episodes, steps or until")
     finished: list[FinishedEpisode] = []
@@ -66,10 +76,13 @@ def rollout(
             break
         if until is not None and until():
             break
+        held = env.frozen.copy() if freeze_succeeded else None
         action = act(obs)
         next_obs, reward, _, _, info = env.step(action)
         if on_step is not None:
-            on_step(Transition(step, obs, action, next_obs, reward, info))
+            on_step(Transition(step, obs, action, next_obs, reward, info, held))
+        if freeze_succeeded:
+            env.freeze(np.nonzero(env.success_once & ~env.frozen)[0])
         if "episode" in info:
             done = info["episode"]
             finished += [
@@ -84,6 +97,9 @@ def rollout(
             ]
         obs = next_obs
         step += 1
+        if freeze_succeeded and steps is not None and env.frozen.all():
+            break  # nothing left that the remaining steps could change
+    env.frozen[:] = False
     return finished
 
 

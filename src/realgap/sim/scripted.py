@@ -250,7 +250,10 @@ def run_episodes(env: BatchedEnv, episodes: int, seed: int = 0) -> dict[str, flo
     """Roll the scripted controller until ``episodes`` have finished; success statistics."""
     controller = ScriptedController(env)
     obs, _ = env.reset(seed=seed)
-    finished = rollout(env, lambda obs: controller.act(), obs, episodes=episodes)
+    # Memoryless, so an episode held still from its success changes no other env's.
+    finished = rollout(
+        env, lambda obs: controller.act(), obs, episodes=episodes, freeze_succeeded=True
+    )
     return {
         "episodes": len(finished),
         "success_rate": success_rate(finished),

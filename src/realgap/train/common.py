@@ -54,9 +54,11 @@ def trained_speeds(args) -> TrainedSpeeds:
 
 def evaluate(env: BatchedEnv, act, episodes: int, seed: int, on_step=None) -> float:
     """Success rate of ``act(obs) -> actions`` over ``episodes`` finished episodes
-    (``on_step(transition)`` after every step, as :func:`~realgap.sim.rollout.rollout`)."""
+    (``on_step(transition)`` after every step, as :func:`~realgap.sim.rollout.rollout`).
+    An episode is held still from its first success (the rate is the same, sooner)."""
     obs, _ = env.reset(seed=seed)
-    return success_rate(rollout(env, act, obs, episodes=episodes, on_step=on_step))
+    finished = rollout(env, act, obs, episodes=episodes, on_step=on_step, freeze_succeeded=True)
+    return success_rate(finished)
 
 
 def policy_actor(policy: nn.Module, env: BatchedEnv):
