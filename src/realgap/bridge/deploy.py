@@ -94,11 +94,10 @@ def run_episode(
     steps: int,
     timing: LoopTiming,
     recorder: EpisodeRecorder,
-    stop_at_success: bool = False,
 ) -> dict:
     """One episode; returns the world's success flag and failure reason where it knows
-    them (fake), the twin's estimate where it does not (real), and the first success step.
-    ``stop_at_success`` ends it there where the world knows it (success is latched)."""
+    them (fake), the twin's estimate where it does not (real), and the first success step
+    (where the episode ends if ``env.config.stop_at_success``: success is latched)."""
     clock = world.clock
     if hasattr(policy, "reset"):
         policy.reset()
@@ -139,7 +138,7 @@ def run_episode(
                 tracker.update(*world.truth())
                 if success_step is None and tracker.success[0]:
                     success_step = step + 1
-                    if stop_at_success:
+                    if env.config.stop_at_success:
                         break
             else:
                 estimator.update(obs["state"][:6], obs["state"][6:])
@@ -271,9 +270,7 @@ def _episode(env, world, policy, spot, index, steps, timing, run) -> EpisodeResu
     )
     path = episode_file(run.path, index) if run is not None else None
     try:
-        outcome = run_episode(
-            env, world, policy, spot, steps, timing, recorder, env.config.stop_at_success
-        )
+        outcome = run_episode(env, world, policy, spot, steps, timing, recorder)
     except BaseException as error:
         if path is not None:
             recorder.save(path, status=f"interrupted: {type(error).__name__}: {error}")
