@@ -16,6 +16,20 @@ each worker holds its own torch and MuJoCo (about 0.5 GB), and the suite's longe
 files, not the core count, bound its time beyond a few workers."""
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _own_realgap_home(tmp_path_factory):
+    """Camera locks and other state in a folder of the test run's own, never the
+    developer's ``~/.cache/realgap``: a test that expects no lock failed once a
+    developer had locked that fake camera with ``realgap camera lock``."""
+    previous = os.environ.get("REALGAP_HOME")
+    os.environ["REALGAP_HOME"] = str(tmp_path_factory.mktemp("realgap_home"))
+    yield
+    if previous is None:
+        os.environ.pop("REALGAP_HOME", None)
+    else:
+        os.environ["REALGAP_HOME"] = previous
+
+
 # optionalhook: the LeRobot venv (tools/test-lerobot.sh) has no pytest-xdist, and pytest
 # refuses an unknown hook at collection (CI failed on exactly that).
 @pytest.hookimpl(optionalhook=True)

@@ -166,7 +166,8 @@ def test_deploy_starts_at_the_recommendation_and_refuses_what_was_not_trained():
     assert speed == DeploySpeed(15.0, 0.15) and "does not say" in warning
 
 
-def test_the_deploy_command_refuses_an_untrained_speed_in_one_line(tmp_path, capsys):
+def test_the_deploy_command_refuses_an_untrained_speed_in_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("REALGAP_HOME", str(tmp_path / "home"))  # no camera locks there
     contract = PolicyContract("Reach", 16, 10.0, SCALE, speeds=TRAINED.to_dict(), episode_steps=50)
     folder = save_policy(tmp_path / "policy", VisualPolicy(), contract)
     argv = ["deploy", str(folder), "--world", "fake", "--episodes", "1", "--steps", "2"]

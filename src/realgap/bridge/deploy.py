@@ -269,6 +269,7 @@ def _episode(env, world, policy, spot, index, steps, timing, run) -> EpisodeResu
         {"task": env.contract.task, "world": world.name, "spot": asdict(spot)}
     )
     path = episode_file(run.path, index) if run is not None else None
+    world.begin_episode(index)
     try:
         outcome = run_episode(env, world, policy, spot, steps, timing, recorder)
     except BaseException as error:

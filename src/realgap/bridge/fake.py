@@ -39,6 +39,10 @@ from realgap.sim.scene import CUBE, SceneConfig, TargetSlots, joint_ids
 from realgap.sim.tasks import SimState, make_task
 
 AMBIENT_C = 25.0
+READINGS, PLACEMENT, NOISE_BANK, CAMERAS = 0, 1, 2, 3
+"""Keys of the world's random streams: an episode's encoder noise and the operator's
+placement error (:meth:`FakeWorld.begin_episode`), the cameras' fixed noise field, and
+each camera's draws from it (one stream per camera, from ``CAMERAS`` on)."""
 HISTORY_S = 0.25
 """How much past motion the world keeps for cameras whose exposure blurs it."""
 
@@ -57,7 +61,9 @@ class FakeWorld:
         self.profile = profile or RealityProfile()
         self.clock = clock or Clock()
         self.task = make_task(task)
+        self.seed = seed
         self.rng = np.random.default_rng(seed)
+        self.placement_rng = np.random.default_rng(seed + 1)
         self.lock = threading.RLock()
         twin = self.profile.twin
         self.scene: SceneConfig = replace(self.task.scene_config(), timestep=1.0 / physics_hz)
@@ -93,6 +99,19 @@ class FakeWorld:
         self.torque = np.zeros(6, dtype=bool)
         self.power_cycle()
         self._settle(0.5)
+
+    def begin_episode(self, index: int) -> None:
+        """Draw episode ``index``'s noise -- encoder readings, the operator's placement,
+        every connected camera's sensor -- from streams keyed by (seed, index, stream).
+        Without it one episode's length shifts every later episode's draws (a run that
+        ends episodes at their success sees other noise afterwards), and a resumed session
+        starts its streams over; with it both replay the whole session's draws. The
+        pose the arm rests in between episodes still carries over, as on a real arm."""
+        with self.lock:
+            self.rng = np.random.default_rng((self.seed, index, READINGS))
+            self.placement_rng = np.random.default_rng((self.seed, index, PLACEMENT))
+            for number, camera in enumerate(self.cameras):
+                camera.begin_episode(np.random.default_rng((self.seed, index, CAMERAS + number)))
 
     # -- servos ------------------------------------------------------------------------
     def power_cycle(self) -> None:

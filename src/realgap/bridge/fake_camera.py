@@ -24,6 +24,7 @@ from collections import deque
 import cv2
 import numpy as np
 
+from realgap.bridge.fake import NOISE_BANK
 from realgap.bridge.interfaces import Camera, CameraSettings, Frame
 from realgap.policy_io import tone
 from realgap.sim import robot
@@ -112,6 +113,11 @@ class FakeCamera(Camera):
                 self.renderer.close()
                 self.renderer, self.chain = None, None
             self.connected = False
+
+    def begin_episode(self, rng: np.random.Generator) -> None:
+        """Draw the sensor's noise from ``rng`` from now on (the world's episode stream)."""
+        if self.chain is not None:
+            self.chain.noise.rng = rng
 
     def maybe_capture(self, time: float) -> None:
         """Called by the world at every physics step: take a frame when one is due."""
@@ -234,7 +240,9 @@ class _ImageChain:
             gain *= vignetting_gain(shape, sensor.vignetting)[:, :, None]
         gain *= np.asarray(sensor.white_balance_rgb, dtype=np.float32)
         self.gain = gain * np.float32(1 / 255)
-        self.noise = NoiseBank((*shape, 3), seed=world.rng.integers(2**31))
+        # The bank is the arm's own (its seed's), whenever and however often the camera
+        # connects; which slice a frame reads is the episode's draw (begin_episode).
+        self.noise = NoiseBank((*shape, 3), seed=(world.seed, NOISE_BANK))
 
     def develop(self, states: list[tuple], settings: CameraSettings) -> np.ndarray:
         renders = [self.renderer.render_raw(q, m) for q, m in self._moving(states)]

@@ -51,6 +51,9 @@ class World:
     clock: Clock
     place_scene: Callable[[Spot], None]
     """Set the scene for a spot (returns once the objects are in place)."""
+    begin_episode: Callable[[int], None] = lambda index: None
+    """Called with an episode's index in its session before its scene is set: the fake
+    world keys that episode's noise to it (:meth:`FakeWorld.begin_episode`)."""
     truth: Callable[[], tuple] | None = None
     """Privileged state where the world has it (fake): ``(SimState, camera position,
     camera matrix, fovy)`` for success flags and failure reasons; None on the real arm."""
@@ -101,7 +104,6 @@ def open_fake_world(
     clock = Clock() if realtime else VirtualClock()
     world = FakeWorld(task, profile, clock, seed=seed)
     camera = FakeCamera(world, camera_id=f"fake_{profile.name}")
-    rng = np.random.default_rng(seed + 1)
     camera_id = world.model.camera(robot.WRIST_CAMERA).id
 
     def truth() -> tuple:
@@ -119,7 +121,7 @@ def open_fake_world(
             # Resetting the scene takes an operator a while; the servos cool meanwhile.
             clock.sleep(operator_s)
         # An operator is a few millimetres off every time; half a millimetre on a mark.
-        jitter = rng.normal(0.0, 0.0005 if spot.marked else 0.002, 2)
+        jitter = world.placement_rng.normal(0.0, 0.0005 if spot.marked else 0.002, 2)
         world.place_objects(
             np.asarray(spot.cube_xy) + jitter, spot.target_xy, spot.yaw, spot.marked
         )
@@ -131,6 +133,7 @@ def open_fake_world(
         camera=camera,
         clock=clock,
         place_scene=place,
+        begin_episode=world.begin_episode,
         truth=truth,
         name=f"fake:{profile.name}",
         extra={"world": world, "profile": profile},

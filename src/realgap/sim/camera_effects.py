@@ -88,7 +88,7 @@ class NoiseBank:
     offset per frame: a camera's noise statistics at the cost of a slice (drawing 0.9
     million normals per 640x480 frame took 3-10 ms)."""
 
-    def __init__(self, shape, seed: int = 0, pad: int = 64):
+    def __init__(self, shape, seed: int | tuple[int, ...] = 0, pad: int = 64):
         rng = np.random.default_rng(seed)
         height, width = shape[:2]
         channels = shape[2] if len(shape) > 2 else 1
