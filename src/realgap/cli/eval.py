@@ -117,9 +117,11 @@ def print_result(result: dict) -> None:
     table = Table(title=f"{result['task']} on {result['world']} ({result['layout']} layout{at})")
     for column in ("spot", "cube (cm)", "success", "95% interval", "trials", "failures"):
         table.add_column(column)
+    unseen = set(result.get("unseen_at_start") or ())
     for spot in result["spots"]:
         low, high = spot["ci95"]
         name = spot["name"] + ("" if spot["in_distribution"] else " (outside training)")
+        name += " *" if spot["name"] in unseen else ""
         failures = ", ".join(f"{k} x{v}" for k, v in spot["failures"].items())
         table.add_row(
             name,
@@ -131,6 +133,11 @@ def print_result(result: dict) -> None:
         )
     console = Console()
     console.print(table)
+    if unseen:
+        console.print(
+            "* not in the wrist camera's view from the start pose: the policy has to find "
+            "the object there without seeing it (docs/evaluation.md)"
+        )
     labels = {"overall": "inside the training square", "out_of_distribution": "outside it"}
     for key, label in labels.items():
         part = result[key]

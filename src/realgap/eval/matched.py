@@ -29,6 +29,7 @@ from realgap.errors import ConfigError
 from realgap.eval.layout import Layout, load_layout
 from realgap.eval.placement import placement_check
 from realgap.eval.stats import rate
+from realgap.eval.visibility import unseen_at_start
 from realgap.policy.folder import load_contract
 from realgap.policy.loaders import load_runtime_policy
 from realgap.runs import RunFolder, claim, episode_file
@@ -247,7 +248,9 @@ def evaluate(
         suffix += " (randomized)"
     if speed is not None and world != "sim":
         raise ConfigError("speed is for the sim; an arm's speed is its deploy_config's")
-    extra: dict = {}
+    # Spots the start pose cannot see: "never saw the cube" there is the policy's search.
+    twin_seen = twin if twin is not None or calibration is None else calibration.twin()
+    extra: dict = {"unseen_at_start": unseen_at_start(contract.task, layout.spots, twin_seen)}
     if world == "sim":
         trained = speed or DeploySpeed(contract.control_hz, 1.0)
         extra["speed"] = {
@@ -285,7 +288,7 @@ def evaluate(
                 seed,
                 run.episodes_folder(tag) if run else None,
                 progress=progress,
-                twin=twin if twin is not None or calibration is None else calibration.twin(),
+                twin=twin_seen,
                 action_mode=contract.action_mode,
                 randomization=randomization,
                 into=finished,

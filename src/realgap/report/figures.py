@@ -58,7 +58,8 @@ def training_curve(rows: list[dict]) -> bytes | None:
 
 def success_map(result: dict, square_center, square_size: float) -> bytes:
     """Top-down map of the work area: training square, rotation axis, base, spots
-    coloured by success rate (hollow markers: outside the training square)."""
+    coloured by success rate (hollow markers: outside the training square; a dotted
+    ring: not in the wrist camera's view from the start pose)."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(4.2, 4.2))
     cx, cy = square_center
@@ -74,6 +75,7 @@ def success_map(result: dict, square_center, square_size: float) -> bytes:
     ax.plot([0], [0], marker="+", color="k", markersize=10)
     ax.text(0.005, -0.012, "rotation axis", fontsize=7)
     cmap = plt.get_cmap("RdYlGn")
+    unseen = set(result.get("unseen_at_start") or ())
     for spot in result["spots"]:
         x, y = spot["cube"]
         value = spot["success_rate"]
@@ -87,8 +89,12 @@ def success_map(result: dict, square_center, square_size: float) -> bytes:
             edgecolors=[colour],
             linewidths=2.5,
         )
+        if spot["name"] in unseen:
+            ax.scatter([y], [x], s=620, c="none", edgecolors=["0.35"], linewidths=1, ls=":")
         label = "-" if value is None else f"{value:.0%}"
         ax.text(y, x - 0.022, label, ha="center", fontsize=7)
+    if unseen:
+        ax.text(0.195, -0.05, "dotted ring: unseen from the start pose", fontsize=6, color="0.35")
     ax.set_xlim(0.2, -0.2)  # the arm's left (+y) drawn on the left, as seen from behind it
     ax.set_ylim(-0.06, 0.38)
     ax.set_aspect("equal")
