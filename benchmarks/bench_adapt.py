@@ -116,19 +116,11 @@ def main() -> None:
         extra = f" (slippery cube {slippery:.0%})" if slippery is not None else ""
         return f"{found['arm_twin']:.0%} / {found['nominal']:.0%}{extra}"
 
-    def prediction(s: dict) -> dict:
-        return s.get("prediction") or s["twin"]  # (adapt.json from before the field)
-
     def twin(s: dict) -> str:
-        """The twin's prediction; where the cube's friction decided, drawn between its
-        ends, with the twin's value and the slippery cube's beside it."""
+        """The twin's prediction, and with a slippery cube where its friction decided."""
         slippery = s.get("twin_slippery_cube")
-        if not slippery:
-            return rate(prediction(s))
-        return (
-            f"{rate(prediction(s))} (twin's friction {s['twin']['success_rate']:.0%}, "
-            f"slippery cube {slippery['success_rate']:.0%})"
-        )
+        extra = f" (slippery cube {slippery['success_rate']:.0%})" if slippery else ""
+        return rate(s["twin"]) + extra
 
     def kept(s: dict) -> dict:
         """The matched evaluation of what adapt says to deploy (adapted, or as before)."""
@@ -149,7 +141,7 @@ def main() -> None:
             f"{'adapted' if s['keep']['adapted'] else 'as before'} {kept(s)['success_rate']:.0%} | "
             f"{s['total_seconds']:.0f} | {s['seconds']}"
         )
-    gaps = [prediction(s)["success_rate"] - s["after"]["success_rate"] for _, s, _ in rows]
+    gaps = [s["twin"]["success_rate"] - s["after"]["success_rate"] for _, s, _ in rows]
     seconds = np.mean([s["total_seconds"] for _, s, _ in rows])
     worse = sum(s["after"]["success_rate"] < s["before"]["success_rate"] for _, s, _ in rows)
     print(

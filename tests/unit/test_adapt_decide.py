@@ -1,22 +1,13 @@
 """adapt's judgements, where the arm outranks its twin."""
 
-from dataclasses import replace
 from io import StringIO
 
-import numpy as np
 from rich.console import Console
 
-from realgap.adapt.decide import (
-    ALREADY_FINE,
-    headline_prediction,
-    policy_to_keep,
-    retrain_decision,
-)
+from realgap.adapt.decide import ALREADY_FINE, policy_to_keep, retrain_decision
 from realgap.adapt.section import adapt_section, print_result
-from realgap.adapt.teacher import friction_drawn, with_slippery_cube
+from realgap.adapt.teacher import with_slippery_cube
 from realgap.sim.calibration import Calibration
-from realgap.sim.draws import sample_episode
-from realgap.sim.randomization import DomainRandomization
 from realgap.sim.scene import DESK_FRICTION
 
 
@@ -124,49 +115,6 @@ def test_an_unmeasured_friction_gives_the_twins_prediction_at_both_ends():
     assert "68% at the cube's unmeasured friction and 84% with a slippery cube" in out.getvalue()
     del summary["twin_slippery_cube"]
     assert "slippery" not in adapt_section(summary)
-
-
-def test_where_the_friction_decides_the_prediction_draws_it_between_both_ends():
-    # Random webcam arm 329: 53% at the twin's 1.0, 84% slippery, 63% drawn; the arm 74%.
-    results = {"twin": {"overall": overall(0.53)}}
-    assert headline_prediction(results) == overall(0.53)
-    results |= {
-        "twin_slippery_cube": {"overall": overall(0.84)},
-        "twin_friction_drawn": {"overall": overall(0.63)},
-    }
-    assert headline_prediction(results) == overall(0.63)
-    gap = {"gap": -0.11, "ci95": [-0.4, 0.2]}
-    keep = policy_to_keep(overall(0.0), overall(0.74), "old/policy", "new/policy")
-    summary = _summary(
-        0.0,
-        0.74,
-        0.53,
-        gap,
-        keep,
-        twin_slippery_cube=overall(0.84),
-        twin_friction_drawn=overall(0.63),
-    )
-    page = adapt_section(summary)
-    assert "drawn between both (the prediction)" in page
-    assert "at the twin&#x27;s cube friction" in page and "twin (the prediction)" not in page
-    out = StringIO()
-    print_result(Console(file=out, width=300), summary)
-    assert "84% with a slippery cube, 63% with it drawn between" in out.getvalue()
-
-
-def test_the_drawn_friction_spans_its_two_ends_and_nothing_else_moves():
-    seen = Calibration()
-    seen.measure("cube.mass_kg", 0.029, 0.001)
-    drawn = friction_drawn(seen)
-    twin = seen.twin()
-    assert drawn == replace(
-        DomainRandomization.none(twin), cube_friction_scale=drawn.cube_friction_scale
-    )
-    frictions = sample_episode(drawn, np.random.default_rng(0), 400).cube_friction
-    assert frictions.min() >= DESK_FRICTION and frictions.max() <= twin.cube.friction
-    assert frictions.min() < DESK_FRICTION + 0.01 and frictions.max() > twin.cube.friction - 0.01
-    masses = sample_episode(drawn, np.random.default_rng(0), 50).cube_mass_kg
-    np.testing.assert_allclose(masses, 0.029)
 
 
 def test_the_slippery_cube_changes_only_the_cubes_friction():

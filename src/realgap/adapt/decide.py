@@ -49,15 +49,6 @@ def retrain_decision(at_home: float, arm_twin: float, on_arm: float) -> dict:
     }
 
 
-def headline_prediction(results: dict) -> dict:
-    """The twin's prediction for the adapted policy (a matched evaluation's ``overall``):
-    in the arm's twin, or -- where the cube's unmeasured friction decided the expert's
-    grasp, so both of its ends were evaluated -- with it drawn between them
-    (``twin_friction_drawn``), since nothing says which end the real cube is nearer."""
-    drawn = results.get("twin_friction_drawn")
-    return (drawn or results["twin"])["overall"]
-
-
 def policy_to_keep(
     before: dict,
     after: dict,

@@ -38,12 +38,12 @@ from rich.progress import Progress
 
 from realgap.adapt.beside import Beside, timed
 from realgap.adapt.config import QUICK_TRIALS, AdaptConfig
-from realgap.adapt.decide import headline_prediction, physics_changed, policy_to_keep
+from realgap.adapt.decide import physics_changed, policy_to_keep
 from realgap.adapt.progress import Steps
 from realgap.adapt.retrain import retrain_args, retraining_needed, teacher_plan
 from realgap.adapt.rig import load_rig
 from realgap.adapt.section import adapt_section, calibration_lines, print_result
-from realgap.adapt.teacher import friction_drawn, with_slippery_cube
+from realgap.adapt.teacher import with_slippery_cube
 from realgap.bridge.camera_lock import load_lock_if_any, lock_camera
 from realgap.bridge.env import DeployConfig
 from realgap.bridge.worlds import at_start_pose
@@ -256,11 +256,9 @@ def run_adapt(
     # What the arm's twin predicts for the adapted policy, on the same layout; where the
     # cube's unmeasured friction decides the grasp, at both of its ends. Sim only: it runs
     # beside the arm's evaluation, with the old policy's gap attribution after it.
-    # Where it decides, the prediction draws the friction between both ends.
-    predictions = {"twin": (seen, None)}
+    predictions = {"twin": seen}
     if needed.get("expert", {}).get("friction_note"):
-        predictions["twin_slippery_cube"] = (with_slippery_cube(seen), None)
-        predictions["twin_friction_drawn"] = (seen, friction_drawn(seen))
+        predictions["twin_slippery_cube"] = with_slippery_cube(seen)
 
     def in_the_twin() -> tuple[dict, float, dict | None]:
         found, seconds = timed(
@@ -273,11 +271,10 @@ def run_adapt(
                     seed=config.seed,
                     out=run.file(name),
                     calibration=twin_calibration,
-                    randomization=drawn,
                     earlier="overwrite",  # the sim reruns in seconds
                     speed=arm_speed,
                 )
-                for name, (twin_calibration, drawn) in predictions.items()
+                for name, twin_calibration in predictions.items()
             }
         )
         if not config.attribute:
@@ -307,14 +304,13 @@ def run_adapt(
     if config.attribute:
         steps.finish("attribution", seconds=seconds - twin_seconds)
     gain = difference(results["after"]["overall"], results["before"]["overall"])
-    prediction = headline_prediction(results)
     keep = policy_to_keep(
         results["before"]["overall"],
         results["after"]["overall"],
         str(config.policy),
         str(new_policy),
         retrained=needed["retrain"],
-        twin=prediction,
+        twin=results["twin"]["overall"],
     )
     keep["calibration"] = str(run.file("calibration.json")) if keep["calibrated"] else None
     summary = {
@@ -328,10 +324,8 @@ def run_adapt(
         "after": results["after"]["overall"],
         "gain": gain,
         "twin": results["twin"]["overall"],
-        "prediction": prediction,
-        "twin_minus_arm": difference(prediction, results["after"]["overall"]),
+        "twin_minus_arm": difference(results["twin"]["overall"], results["after"]["overall"]),
         "twin_slippery_cube": results.get("twin_slippery_cube", {}).get("overall"),
-        "twin_friction_drawn": results.get("twin_friction_drawn", {}).get("overall"),
         "trained_success_in_twin": trained.get("success_rate_nominal"),
         "retraining": needed,
         "placement_check": placement,

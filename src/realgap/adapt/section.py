@@ -15,19 +15,13 @@ from realgap.sim.calibration import Calibration
 def adapt_section(summary: dict, attribution: dict | None = None) -> str:
     """Before/after on the arm, the twin's prediction, the calibration with its
     uncertainties, and (when run) the old policy's gap attribution."""
-    drawn = summary.get("twin_friction_drawn")
     rows = "".join(
         f"<tr><td>{html.escape(label)}</td><td>{_rate(summary[key])}</td></tr>"
         for key, label in (
             ("before", f"old policy on {summary['before_world']}, as it ran before"),
             ("after", f"adapted policy on {summary['world']}"),
-            (
-                "twin",
-                "adapted policy in the arm's twin"
-                + (" at the twin's cube friction" if drawn else " (the prediction)"),
-            ),
+            ("twin", "adapted policy in the arm's twin (the prediction)"),
             ("twin_slippery_cube", "the same, with a slippery cube (its friction unmeasured)"),
-            ("twin_friction_drawn", "the same, the friction drawn between both (the prediction)"),
         )
         if summary.get(key)
     )
@@ -142,13 +136,12 @@ def print_result(console: Console, summary: dict) -> None:
         f"before: {_rate_line(before)}; after: {_rate_line(after)}; "
         f"gain {gain['gap']:+.0%} {_interval(gain['ci95'])}"
     )
-    slippery, drawn = summary.get("twin_slippery_cube"), summary.get("twin_friction_drawn")
+    slippery = summary.get("twin_slippery_cube")
     if slippery:
-        between = f", {drawn['success_rate']:.0%} with it drawn between" if drawn else ""
         console.print(
             f"the arm's twin predicts {summary['twin']['success_rate']:.0%} at the cube's "
-            f"unmeasured friction and {slippery['success_rate']:.0%} with a slippery cube"
-            f"{between}: give cube.friction in rig.toml for one prediction"
+            f"unmeasured friction and {slippery['success_rate']:.0%} with a slippery cube: "
+            "give cube.friction in rig.toml for one prediction"
         )
     keep = summary["keep"]
     if keep["adapted"]:

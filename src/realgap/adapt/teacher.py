@@ -10,10 +10,7 @@ allows, 30% at the twin's 1.0; its true cube (0.70) slides as the former.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from realgap.sim.calibration import Calibration
-from realgap.sim.randomization import DomainRandomization
 from realgap.sim.scene import DESK_FRICTION
 from realgap.sim.scripted import expert_success
 from realgap.sim.tasks import make_task
@@ -60,15 +57,3 @@ def with_slippery_cube(seen: Calibration) -> Calibration:
     friction up to the desk's own): the other end of an unmeasured cube friction."""
     values = {**seen.values, "cube.friction": DESK_FRICTION}
     return Calibration(values, dict(seen.uncertainty), {**seen.source, "slippery_cube": True})
-
-
-def friction_drawn(seen: Calibration) -> DomainRandomization:
-    """The arm's twin with its unmeasured cube friction drawn afresh every episode,
-    uniformly between the two ends :func:`teacher_check` names (as slippery as the desk
-    allows, and the twin's own value) and nothing else randomized: what the twin
-    expects of the arm when nothing says which end the real cube is nearer. Random
-    webcam arm 329 (PickCube; its true cube slid as the slippery one): the adapted
-    policy read 53% at the twin's 1.0, 84% slippery, 63% drawn between, 74% on the arm."""
-    twin = seen.twin()
-    low = min(DESK_FRICTION / twin.cube.friction, 1.0)
-    return replace(DomainRandomization.none(twin), cube_friction_scale=(low, 1.0))
