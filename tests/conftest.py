@@ -5,7 +5,10 @@ import os
 import pytest
 
 from realgap.diagnose.servos import FITTED
+from realgap.imitate.demos import expert_operator
+from realgap.policy.contract import PolicyContract
 from realgap.runtime import configure_rendering, configure_torch_threads
+from realgap.sim.tasks import make_task
 
 configure_rendering()
 configure_torch_threads()
@@ -65,6 +68,27 @@ def _diagnosis(lens_k1=-0.068, lens_sigma=0.004, warnings=()):
             "warnings": [],
         },
     }
+
+
+def _reach_expert(world):
+    """The scripted expert as the operator's policy on ``world`` (a fake arm), with the
+    target-predicting contract ``run_session(..., policy=)`` takes."""
+    config = make_task("Reach").config
+    contract = PolicyContract(
+        task="Reach",
+        image_size=config.image_size,
+        control_hz=config.control_hz,
+        action_scale=tuple(config.action_scale),
+        action_mode="absolute",
+    )
+    return expert_operator(world, "Reach"), contract
+
+
+@pytest.fixture
+def reach_expert():
+    """``reach_expert(world)``: the scripted Reach expert and its contract, for sessions
+    on a fake arm that should succeed."""
+    return _reach_expert
 
 
 @pytest.fixture

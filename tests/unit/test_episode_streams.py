@@ -12,7 +12,6 @@ from realgap.bridge.fake_camera import FakeCamera
 from realgap.bridge.interfaces import VirtualClock
 from realgap.bridge.profile import load_profile
 from realgap.bridge.worlds import Spot, open_fake_world
-from tests.unit.test_stop_at_success import _expert
 
 PROFILE = "white_desk_webcam"  # encoder noise 0.3 degrees, a webcam's read and shot noise
 SPOTS = [Spot("a", (0.2, 0.0)), Spot("b", (0.16, 0.05)), Spot("c", (0.22, -0.04))]
@@ -64,7 +63,7 @@ class _Interrupted(Exception):
     pass
 
 
-def _session(folder, stop_after: int | None = None, resume: bool = False) -> list:
+def _session(folder, expert, stop_after: int | None = None, resume: bool = False) -> list:
     """Run the three spots with the expert; the cube's placement of every episode run."""
     world = open_fake_world("Reach", PROFILE, seed=5)
     placed = []
@@ -76,16 +75,16 @@ def _session(folder, stop_after: int | None = None, resume: bool = False) -> lis
 
     config = DeployConfig(episode_steps=12, check_camera_lock=False)
     run_session(
-        world, None, SPOTS, folder, config, progress=progress, policy=_expert(world), resume=resume
+        world, None, SPOTS, folder, config, progress=progress, policy=expert(world), resume=resume
     )
     return placed
 
 
-def test_a_resumed_session_replays_the_operators_placements(home):
-    whole = _session(home / "whole")
+def test_a_resumed_session_replays_the_operators_placements(home, reach_expert):
+    whole = _session(home / "whole", reach_expert)
     with pytest.raises(_Interrupted):
-        _session(home / "resumed", stop_after=1)
-    rest = _session(home / "resumed", resume=True)
+        _session(home / "resumed", reach_expert, stop_after=1)
+    rest = _session(home / "resumed", reach_expert, resume=True)
     assert len(whole) == 3 and len(rest) == 2
     # The operator is off by about 2 mm, differently every episode, the same on resume.
     assert not np.allclose(whole[1], SPOTS[1].cube_xy, atol=1e-5)

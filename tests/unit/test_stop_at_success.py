@@ -9,24 +9,9 @@ from realgap.bridge.deploy import run_session
 from realgap.bridge.env import DeployConfig
 from realgap.bridge.worlds import Spot, open_fake_world
 from realgap.eval.layout import Layout
-from realgap.imitate.demos import expert_operator
-from realgap.policy.contract import PolicyContract
-from realgap.sim.tasks import make_task
 
 STEPS = 40
 SPOTS = [Spot("centre", (0.2, 0.0)), Spot("left", (0.16, 0.05))]
-
-
-def _expert(world):
-    config = make_task("Reach").config
-    contract = PolicyContract(
-        task="Reach",
-        image_size=config.image_size,
-        control_hz=config.control_hz,
-        action_scale=tuple(config.action_scale),
-        action_mode="absolute",
-    )
-    return expert_operator(world, "Reach"), contract
 
 
 @pytest.fixture
@@ -36,10 +21,10 @@ def home(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("stop", [False, True])
-def test_a_session_stops_at_the_first_success_only_when_asked(home, stop):
+def test_a_session_stops_at_the_first_success_only_when_asked(home, stop, reach_expert):
     world = open_fake_world("Reach", "nominal")
     config = DeployConfig(episode_steps=STEPS, check_camera_lock=False, stop_at_success=stop)
-    summary = run_session(world, None, SPOTS, home / "run", config, policy=_expert(world))
+    summary = run_session(world, None, SPOTS, home / "run", config, policy=reach_expert(world))
     results = summary["results"]
     assert all(r["success"] for r in results), results
     for result in results:
@@ -47,9 +32,9 @@ def test_a_session_stops_at_the_first_success_only_when_asked(home, stop):
         assert result["steps"] == (result["success_step"] if stop else STEPS)
 
 
-def test_a_matched_evaluation_on_a_fake_arm_stops_at_success(home, monkeypatch):
+def test_a_matched_evaluation_on_a_fake_arm_stops_at_success(home, monkeypatch, reach_expert):
     world = open_fake_world("Reach", "nominal")
-    expert = _expert(world)
+    expert = reach_expert(world)
     monkeypatch.setattr(deploy, "load_runtime_policy", lambda folder: expert)
     monkeypatch.setattr(matched, "load_runtime_policy", lambda folder: expert)
     layout = Layout("two", tuple(SPOTS))
