@@ -24,13 +24,9 @@ def _own_realgap_home(tmp_path_factory):
     """Camera locks and other state in a folder of the test run's own, never the
     developer's ``~/.cache/realgap``: a test that expects no lock failed once a
     developer had locked that fake camera with ``realgap camera lock``."""
-    previous = os.environ.get("REALGAP_HOME")
-    os.environ["REALGAP_HOME"] = str(tmp_path_factory.mktemp("realgap_home"))
-    yield
-    if previous is None:
-        os.environ.pop("REALGAP_HOME", None)
-    else:
-        os.environ["REALGAP_HOME"] = previous
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("REALGAP_HOME", str(tmp_path_factory.mktemp("realgap_home")))
+        yield
 
 
 # optionalhook: the LeRobot venv (tools/test-lerobot.sh) has no pytest-xdist, and pytest

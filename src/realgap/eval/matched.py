@@ -248,9 +248,10 @@ def evaluate(
         suffix += " (randomized)"
     if speed is not None and world != "sim":
         raise ConfigError("speed is for the sim; an arm's speed is its deploy_config's")
-    # Spots the start pose cannot see: "never saw the cube" there is the policy's search.
-    twin_seen = twin if twin is not None or calibration is None else calibration.twin()
-    extra: dict = {"unseen_at_start": unseen_at_start(contract.task, layout.spots, twin_seen)}
+    # The twin the evaluation assumes (the sim runs in it), and the spots its start pose
+    # cannot see: "never saw the cube" there is the policy's search.
+    assumed = twin if twin is not None or calibration is None else calibration.twin()
+    extra: dict = {"unseen_at_start": unseen_at_start(contract.task, layout.spots, assumed)}
     if world == "sim":
         trained = speed or DeploySpeed(contract.control_hz, 1.0)
         extra["speed"] = {
@@ -288,7 +289,7 @@ def evaluate(
                 seed,
                 run.episodes_folder(tag) if run else None,
                 progress=progress,
-                twin=twin_seen,
+                twin=assumed,
                 action_mode=contract.action_mode,
                 randomization=randomization,
                 into=finished,

@@ -63,9 +63,7 @@ def seen_at_start(task: str, spots: Sequence[Spot], twin: TwinParams | None = No
                 params.camera_fov_delta[i],
             )
             data.qpos[:] = env.qpos[i]
-            mujoco.mj_kinematics(model, data)
-            mujoco.mj_comPos(model, data)
-            mujoco.mj_camlight(model, data)  # cameras are placed here, after kinematics
+            mujoco.mj_forward(model, data)
             seen[i] = cube_in_view(
                 cube_pos[i : i + 1],
                 data.cam_xpos[camera][None],
