@@ -14,7 +14,7 @@ from realgap.bridge.camera_lock import CameraCheckFailed, check_camera, lock_cam
 from realgap.bridge.deploy import run_session
 from realgap.bridge.env import DeployConfig
 from realgap.bridge.interfaces import ArmDisconnected
-from realgap.bridge.recording import load_episode
+from realgap.bridge.recording import load_episode, load_episodes
 from realgap.bridge.safety import SafeArm, SafetyConfig, SafetyStop, UnsafeCommand
 from realgap.bridge.worlds import Spot, at_start_pose, open_fake_world
 from realgap.policy.checkpoint import save_policy
@@ -331,3 +331,30 @@ def test_a_check_under_another_calibration_names_it_instead_of_the_exposure(tmp_
     camera.settings = replace(camera.settings, auto_exposure=True)
     with pytest.raises(CameraCheckFailed, match="auto-exposure is ON"):
         check_camera(camera, tmp_path, joint_offsets_rad=np.zeros(6))
+
+
+def test_episodes_start_where_the_policy_trained_and_the_camera_is_checked_where_locked(
+    home, tmp_path, monkeypatch
+):
+    # A reaching policy starts raised (``survey``); its camera was locked at ``start``,
+    # as every camera is. The check must look from where the lock was taken, and every
+    # episode must begin at the contract's pose, not the bridge's default.
+    survey = tuple(float(x) for x in robot.KEYFRAMES["survey"])
+    contract = replace(CONTRACT, start_pose=survey)
+    folder = save_policy(tmp_path / "survey_policy", VisualPolicy(), contract)
+    monkeypatch.setattr(
+        "realgap.bridge.deploy.load_runtime_policy", lambda f: (lambda i, s: np.zeros(6), contract)
+    )
+    summary = run_session(locked_world("nominal"), folder, SPOTS, out=home / "run", config=SHORT)
+    assert summary["episodes"] == len(SPOTS)
+    # Seen from where it was locked, the nominal desk reads as locked (from ``survey``
+    # the region darkens by about 30%, inside the check's absolute floor on this desk).
+    check = summary["checks"]["camera_check"]
+    assert check["reference_mean"] == pytest.approx(check["locked_mean"], rel=0.1)
+    for episode in load_episodes(home / "run"):
+        assert np.abs(episode.joints[0] - survey)[:5].max() < 0.05
+    # A contract without the record starts where every policy did before it: ``start``.
+    use_policy(monkeypatch, lambda image, state: np.zeros(6))
+    run_session(locked_world("nominal"), folder, SPOTS, out=home / "old", config=SHORT)
+    for episode in load_episodes(home / "old"):
+        assert np.abs(episode.joints[0] - robot.KEYFRAMES["start"])[:5].max() < 0.05

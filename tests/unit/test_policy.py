@@ -128,3 +128,26 @@ def test_a_desk_invariant_policy_sees_a_desk_of_any_colour_alike():
     assert torch.allclose(*same, atol=1e-4)
     assert not torch.allclose(*differ, atol=1e-2)
     assert parameter_count(invariant) == parameter_count(plain)
+
+
+def test_the_contract_records_where_training_episodes_started(tmp_path):
+    from realgap.errors import ConfigError
+    from realgap.sim import robot
+    from realgap.sim.batched_env import BatchedEnv
+    from realgap.sim.tasks import make_task
+
+    env = BatchedEnv("ReachCan", 1, render=False)
+    contract = PolicyContract.for_env(env)
+    env.close()
+    assert contract.start_pose == pytest.approx(tuple(robot.KEYFRAMES["survey"]))
+    folder = save_policy(tmp_path / "p", VisualPolicy(), contract)
+    assert load_policy(folder)[1].episode_start == pytest.approx(contract.start_pose)
+    # Saved before the record: every task started at ``start`` then.
+    data = json.loads((folder / "contract.json").read_text())
+    del data["start_pose"]
+    assert PolicyContract.from_dict(data).episode_start == pytest.approx(robot.KEYFRAMES["start"])
+    with pytest.raises(ContractMismatch, match=r"start_pose.*shoulder_lift"):
+        PolicyContract("Reach", 16, 10.0, (0.1,) * 6, start_pose=(0.0, 9.0, 0.0, 0.0, 0.0, 0.0))
+    with pytest.raises(ConfigError, match="start_pose: need 6"):
+        make_task("Reach", make_task("Reach").config_type(start_pose=(0.0, 0.0)))
+    assert make_task("PickCube").config.start_pose == tuple(robot.KEYFRAMES["start"])

@@ -56,8 +56,9 @@ class DeployConfig:
     """Run a speed outside the range the policy was trained for (refused otherwise)."""
     settle_s: float = 0.3
     """Wait after the reset motion before the first frame."""
-    start_pose: tuple[float, ...] = tuple(robot.KEYFRAMES["start"])
-    """Where every episode starts (radians)."""
+    start_pose: tuple[float, ...] | None = None
+    """Where every episode starts (radians); None: where the policy's training episodes
+    started (its contract's)."""
     camera_mount: CameraMount = field(default_factory=CameraMount)
     """The mount this world's camera has; must match the policy's."""
     check_camera_lock: bool = True
@@ -87,6 +88,10 @@ class DeployConfig:
         return replace(self, control_hz=speed.control_hz, action_scale=speed.action_fraction), (
             warning
         )
+
+    def start_for(self, contract: PolicyContract) -> tuple[float, ...]:
+        """Where episodes start for a policy with ``contract``."""
+        return contract.episode_start if self.start_pose is None else tuple(self.start_pose)
 
     @property
     def speed(self) -> DeploySpeed:
@@ -122,6 +127,7 @@ class RealWorldEnv:
             config, warning = config.for_policy(contract)
             if warning:
                 log.warning(warning)
+        config = replace(config, start_pose=config.start_for(contract))
         self.config = config
         self.clock = clock or arm.clock
         # The fraction slows the arm; the gripper keeps a grasp-building pace (speed.py).
@@ -191,18 +197,20 @@ class RealWorldEnv:
 
     # -- episodes ---------------------------------------------------------------------------
     def start(self) -> dict:
-        """Checks, torque on without a jump, the start pose, then the camera lock
-        check (its reference region is defined as seen from the start pose).
-        Call once per session."""
+        """Checks, torque on without a jump, then the camera lock check at the pose
+        cameras are locked at (the ``start`` keyframe: its reference region is defined
+        as seen from there), then the episodes' start pose. Call once per session."""
         report = self.check()
         self.target = self.arm.enable()
         self.started = True
-        self.arm.move_to(self.config.start_pose)
-        self.clock.sleep(self.config.settle_s)
         if self.config.check_camera_lock:
+            self.arm.move_to(robot.KEYFRAMES["start"])
+            self.clock.sleep(self.config.settle_s)
             report["camera_check"] = check_camera(
                 self.camera, self.config.lock_folder, joint_offsets_rad=self.arm.arm.zero_offsets
             )
+        self.arm.move_to(self.config.start_pose)
+        self.clock.sleep(self.config.settle_s)
         return report
 
     def reset(self, place_scene: Callable[[], None] | None = None) -> dict:

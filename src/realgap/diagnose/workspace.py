@@ -48,13 +48,13 @@ def frame_check(x: float, y: float, measured_from: str = "arm") -> dict:
 
 
 def coverage(layout: Layout, task: str) -> list[dict]:
-    """Per spot: inside the training square? visible from the start pose?"""
+    """Per spot: inside the training square? visible from the task's start pose?"""
     layout = layout.for_task(task)
     task_obj = make_task(task)
     model, _ = compile_scene(task_obj.scene_config())
     data = mujoco.MjData(model)
     qadr = [model.joint(name).qposadr[0] for name in robot.JOINT_NAMES]
-    data.qpos[qadr] = robot.KEYFRAMES["start"]
+    data.qpos[qadr] = task_obj.config.start_pose
     mujoco.mj_kinematics(model, data)
     mujoco.mj_camlight(model, data)  # camera poses are computed here, not in kinematics
     camera = model.camera(robot.WRIST_CAMERA).id

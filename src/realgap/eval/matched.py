@@ -66,14 +66,19 @@ def evaluate_in_sim(
     randomization: DomainRandomization | None = None,
     into: list[dict] | None = None,
     speed: DeploySpeed | None = None,
+    start_pose: tuple[float, ...] | None = None,
 ) -> list[dict]:
     """Episodes in the nominal twin (no randomization) -- or in an arm's ``twin``, or
     under a ``randomization`` around it -- batched; one dict per episode.
     ``action_mode`` is the policy contract's; ``speed`` runs every episode at a
     deployment's rate and action scale (longer episodes when slower; None: training's).
+    ``start_pose``: where the policy's episodes start (its contract's; None: the task's).
     Episodes are appended to ``into`` (a new list by default) chunk by chunk, so an
     interrupted run keeps the finished ones."""
     rows = episode_rows(layout, trials)
+    config = make_task(task).config
+    if start_pose is not None:
+        config = replace(config, start_pose=tuple(start_pose))
     episodes: list[dict] = [] if into is None else into
     if speed is not None:
         base = randomization
@@ -88,6 +93,7 @@ def evaluate_in_sim(
         env = BatchedEnv(
             task,
             len(part),
+            config=config,
             randomization=randomization,
             twin=twin,
             action_mode=action_mode,
@@ -251,7 +257,10 @@ def evaluate(
     # The twin the evaluation assumes (the sim runs in it), and the spots its start pose
     # cannot see: "never saw the cube" there is the policy's search.
     assumed = twin if twin is not None or calibration is None else calibration.twin()
-    extra: dict = {"unseen_at_start": unseen_at_start(contract.task, layout.spots, assumed)}
+    start_pose = (deploy_config or DeployConfig()).start_for(contract)
+    extra: dict = {
+        "unseen_at_start": unseen_at_start(contract.task, layout.spots, assumed, start_pose)
+    }
     if world == "sim":
         trained = speed or DeploySpeed(contract.control_hz, 1.0)
         extra["speed"] = {
@@ -294,6 +303,7 @@ def evaluate(
                 randomization=randomization,
                 into=finished,
                 speed=speed,
+                start_pose=contract.episode_start,
             )
         else:
             if calibration is not None:

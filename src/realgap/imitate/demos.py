@@ -171,6 +171,7 @@ def record_fake_demos(
         control_hz=config.control_hz,
         action_scale=tuple(config.action_scale),
         action_mode="absolute",
+        start_pose=tuple(config.start_pose),
     )
     rng = np.random.default_rng(seed)
     cubes = task_obj.sample_cube_xy(rng, episodes * 2)

@@ -219,6 +219,7 @@ def main(args: Args) -> dict:
         control_hz=float(first.fps),
         action_scale=tuple(config.action_scale),
         action_mode="absolute",
+        start_pose=tuple(config.start_pose),
         extra={
             "recipe": "imitate",
             "policy": args.policy,

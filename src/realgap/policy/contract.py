@@ -62,6 +62,10 @@ class PolicyContract:
     episode_steps: int | None = field(default=None, compare=False)
     """Steps of a training episode at the training speed: a deployment at a fraction f
     of the action scale runs ``episode_steps / f`` (None: the task's default)."""
+    start_pose: tuple[float, ...] | None = field(default=None, compare=False)
+    """Where the policy's training episodes started (radians): the arm starts every
+    episode there. None (policies saved before realgap recorded it): the ``start``
+    keyframe, where every task started then."""
     extra: dict = field(default_factory=dict, compare=False)
     """Informational fields (training recipe, parameter count); not checked."""
 
@@ -90,6 +94,10 @@ class PolicyContract:
                 TrainedSpeeds.from_dict(self.speeds)
             except ConfigError as error:
                 raise ContractMismatch(f"speeds: {error}") from None
+        if self.start_pose is not None:
+            problem = robot.pose_problem(self.start_pose)
+            if problem:
+                raise ContractMismatch(f"start_pose: {problem}")
         steps = self.episode_steps
         if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int)):
             raise ContractMismatch(f"episode_steps: need a whole number, got {steps!r}")
@@ -100,6 +108,12 @@ class PolicyContract:
     def trained_speeds(self) -> TrainedSpeeds | None:
         """The recorded training speeds, or None for a policy without the record."""
         return None if self.speeds is None else TrainedSpeeds.from_dict(self.speeds)
+
+    @property
+    def episode_start(self) -> tuple[float, ...]:
+        """Where the arm starts each episode for this policy (radians)."""
+        pose = robot.KEYFRAMES["start"] if self.start_pose is None else self.start_pose
+        return tuple(float(x) for x in pose)
 
     @classmethod
     def for_env(cls, env, speeds: TrainedSpeeds | None = None) -> PolicyContract:
@@ -113,6 +127,7 @@ class PolicyContract:
             action_scale=tuple(float(x) for x in config.action_scale),
             speeds=None if speeds is None else speeds.to_dict(),
             episode_steps=int(config.episode_steps),
+            start_pose=tuple(float(x) for x in config.start_pose),
         )
 
     def to_dict(self) -> dict:

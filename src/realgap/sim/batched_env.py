@@ -212,7 +212,7 @@ class BatchedEnv:
         self.episode_limit[ids] = self._episode_limit(fresh.action_fraction)
 
         self.batch.reset(ids, stage=mujoco.mjtStage.mjSTAGE_NONE)
-        start = robot.KEYFRAMES["start"] + self.rng.uniform(
+        start = np.asarray(self.config.start_pose) + self.rng.uniform(
             -self.config.start_noise_rad, self.config.start_noise_rad, (n, 6)
         )
         start = np.clip(start, robot.JOINT_RANGES[:, 0], robot.JOINT_RANGES[:, 1])

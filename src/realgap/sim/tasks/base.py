@@ -46,6 +46,9 @@ class TaskConfig:
     """Policy image resolution (square)."""
     render_supersample: int = 4
     """Render at image_size * this, then area-downsample (sharper than rendering small)."""
+    start_pose: tuple[float, ...] = tuple(float(x) for x in robot.KEYFRAMES["start"])
+    """Where every episode starts (radians, JOINT_NAMES order). A policy's contract records
+    it, so the arm starts its episodes where training did."""
     start_noise_rad: float = 0.05
     """Uniform jitter of the start pose, per joint."""
     scene: SceneConfig = field(default_factory=SceneConfig)
@@ -61,6 +64,9 @@ class TaskConfig:
             raise ConfigError("need physics_hz >= 2 * control_hz > 0")
         if self.cube_square_size < 0:
             raise ConfigError("cube_square_size must be >= 0")
+        problem = robot.pose_problem(self.start_pose)
+        if problem:
+            raise ConfigError(f"start_pose: {problem}")
 
 
 @dataclass
