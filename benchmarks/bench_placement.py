@@ -2,13 +2,13 @@
 camera, and a wrong origin caught.
 
 Usage: python benchmarks/bench_placement.py --random 30 [--first-seed 0] [--json out.json]
-       [--calibrations DIR]
+       [--calibrations DIR] [--keyframe survey|start]
 
 For each random arm (realgap.bridge.random_arms: camera mounts off by up to 3 mm and 3
 degrees, joint zero errors up to 3 degrees, no calibration applied), runs the matched
-evaluation's first frames on the default layout twice: once with the cube where the
-layout says, once with an operator whose positions are off by 2-4 cm in a random
-direction. Prints how often each is flagged as the operator's (the target: never, and
+evaluation's first frames on the default layout (taken at ``--keyframe``) twice: once
+with the cube where the layout says, once with an operator whose positions are off by
+2-4 cm in a random direction. Prints how often each is flagged as the operator's (the target: never, and
 at least 95%), and the apparent offsets. With ``--calibrations DIR`` each arm's check
 uses its calibration, ``DIR/arm_<seed>/calibration.json`` (where
 ``bench_calibration.py --random N --out DIR`` leaves them): the joints' zeros corrected.
@@ -33,6 +33,12 @@ def main() -> None:
     parser.add_argument(
         "--calibrations", type=Path, help="DIR/arm_<seed>/calibration.json for each arm"
     )
+    parser.add_argument(
+        "--keyframe",
+        default="survey",
+        choices=("survey", "start"),
+        help="the pose the first frames are taken at: Reach's (survey) or the grasping tasks'",
+    )
     args = parser.parse_args()
 
     from realgap.runtime import configure_rendering, configure_torch_threads
@@ -44,6 +50,7 @@ def main() -> None:
     from realgap.policy.checkpoint import save_policy
     from realgap.policy.contract import PolicyContract
     from realgap.policy.networks import VisualPolicy
+    from realgap.sim import robot
     from realgap.sim.calibration import Calibration
     from realgap.sim.twin import PlacementParams
     from realgap.speed import TrainedSpeeds
@@ -58,6 +65,7 @@ def main() -> None:
             10.0,
             (0.1, 0.1, 0.1, 0.1, 0.1, 0.2),
             speeds=TrainedSpeeds.of_ranges((10, 15), (0.15, 1.0)).to_dict(),
+            start_pose=tuple(float(x) for x in robot.KEYFRAMES[args.keyframe]),
         ),
     )
     rows = []
