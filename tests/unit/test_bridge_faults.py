@@ -353,6 +353,12 @@ def test_episodes_start_where_the_policy_trained_and_the_camera_is_checked_where
     assert check["reference_mean"] == pytest.approx(check["locked_mean"], rel=0.1)
     for episode in load_episodes(home / "run"):
         assert np.abs(episode.joints[0] - survey)[:5].max() < 0.05
+    # The scene is located from ``start`` all the same, where the placement check's
+    # tolerances hold (from ``survey`` it blamed the operator on 11 of 30 clean arms).
+    for result in summary["results"]:
+        look = np.asarray(result["first_view"]["joints"])
+        assert np.abs(look - robot.KEYFRAMES["start"])[:5].max() < 0.05
+        assert result["first_view"]["cube_px"] is not None
     # A contract without the record starts where every policy did before it: ``start``.
     use_policy(monkeypatch, lambda image, state: np.zeros(6))
     run_session(locked_world("nominal"), folder, SPOTS, out=home / "old", config=SHORT)

@@ -82,8 +82,9 @@ class EpisodeResult:
     success_step: int | None = None
     """First step at which the task's success flag held (fake), else None."""
     first_view: dict | None = None
-    """What the first frame showed: the joint readings, the frame's shape and the red
-    cube's centroid in it (None when not seen) -- for the placement check."""
+    """What the scene's first frame showed (from the ``start`` keyframe, before the arm
+    goes to a policy's other start pose): the joint readings, the frame's shape and the
+    red cube's centroid in it (None when not seen) -- for the placement check."""
 
 
 def run_episode(
@@ -103,10 +104,11 @@ def run_episode(
         policy.reset()
     obs = env.reset(lambda: world.place_scene(spot))
     recorder.meta["first_frame_time"] = float(obs["frame_time"])
-    first = env.first_frame.image
+    look, joints = env.placement_view
+    first = look.image
     seen = centroid(cube_mask(first))
     first_view = {
-        "joints": [float(v) for v in obs["state"][:6]],
+        "joints": [float(v) for v in joints],
         "shape": list(first.shape[:2]),
         "cube_px": None if seen is None else [float(v) for v in seen],
         # Where the jaws sit in the view locates the camera on the gripper, whatever the
