@@ -230,8 +230,8 @@ class RealWorldEnv:
         self.clock.sleep(self.config.settle_s)
         # The scene is located from ``start``, whatever pose the policy starts from: the
         # jaws hang closest to the desk there, so the joints' zero errors, which the jaws
-        # cannot see, move the cube's apparent place least (from Reach's raised pose the
-        # check blamed the operator on 11 of 30 random arms without a placement error).
+        # cannot see, move the cube's apparent place least (uncalibrated, the check blamed
+        # the operator on 11 of 30 clean random arms from Reach's raised pose, 8 from here).
         elsewhere = not np.allclose(self.config.start_pose, look)
         if elsewhere:
             view = self.camera.read_fresh(not_before=self.clock.now())
