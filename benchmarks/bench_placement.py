@@ -8,9 +8,9 @@ For each random arm (realgap.bridge.random_arms: camera mounts off by up to 3 mm
 degrees, joint zero errors up to 3 degrees, no calibration applied), runs the matched
 evaluation's first frames on the default layout (taken at ``--keyframe``) twice: once
 with the cube where the layout says, once with an operator whose positions are off by
-2-4 cm in a random direction. Prints how often each is flagged as the operator's (the target: never, and
-at least 95%), and the apparent offsets. With ``--calibrations DIR`` each arm's check
-uses its calibration, ``DIR/arm_<seed>/calibration.json`` (where
+2-4 cm in a random direction. Prints how often each is flagged as the operator's (the
+target: never, and at least 95%), and the apparent offsets. With ``--calibrations DIR``
+each arm's check uses its calibration, ``DIR/arm_<seed>/calibration.json`` (where
 ``bench_calibration.py --random N --out DIR`` leaves them): the joints' zeros corrected.
 """
 

@@ -349,6 +349,7 @@ def test_episodes_start_where_the_policy_trained_and_the_camera_is_checked_where
     assert summary["episodes"] == len(SPOTS)
     # Seen from where it was locked, the nominal desk reads as locked (from ``survey``
     # the region darkens by about 30%, inside the check's absolute floor on this desk).
+    assert summary["checks"]["start_pose"] == pytest.approx(survey, abs=1e-4)
     check = summary["checks"]["camera_check"]
     assert check["reference_mean"] == pytest.approx(check["locked_mean"], rel=0.1)
     for episode in load_episodes(home / "run"):

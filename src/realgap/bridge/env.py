@@ -195,6 +195,7 @@ class RealWorldEnv:
             "deploy_hz": self.config.control_hz,
             "action_scale": self.config.action_scale,
             "speed_vs_training": round(speed, 3),
+            "start_pose": [round(float(v), 4) for v in self.config.start_pose],
         }
         return self.report
 
