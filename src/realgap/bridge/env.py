@@ -207,14 +207,16 @@ class RealWorldEnv:
         report = self.check()
         self.target = self.arm.enable()
         self.started = True
+        look = np.asarray(robot.KEYFRAMES["start"], dtype=float)
         if self.config.check_camera_lock:
-            self.arm.move_to(robot.KEYFRAMES["start"])
+            self.arm.move_to(look)
             self.clock.sleep(self.config.settle_s)
             report["camera_check"] = check_camera(
                 self.camera, self.config.lock_folder, joint_offsets_rad=self.arm.arm.zero_offsets
             )
-        self.arm.move_to(self.config.start_pose)
-        self.clock.sleep(self.config.settle_s)
+        if not (self.config.check_camera_lock and np.allclose(self.config.start_pose, look)):
+            self.arm.move_to(self.config.start_pose)
+            self.clock.sleep(self.config.settle_s)
         return report
 
     def reset(self, place_scene: Callable[[], None] | None = None) -> dict:
