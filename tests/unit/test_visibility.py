@@ -72,3 +72,15 @@ def test_an_evaluation_names_and_marks_the_unseen_spots(tmp_path, capsys):
     assert "far-right" in summary["unseen_at_start"]
     assert "far-right *" in printed and "not in the wrist camera's view" in printed
     assert "centre *" not in printed
+
+
+def test_diagnose_coverage_looks_from_the_tasks_start_pose():
+    from realgap.diagnose.workspace import coverage
+
+    layout = load_layout(None)
+    for task, hidden in (("Reach", set()), ("PickCube", {"near-right", "mid-right", "far-right"})):
+        rows = coverage(layout, task)
+        unseen = {
+            r["spot"] for r in rows if r["in_training_square"] and not r["visible_from_start_pose"]
+        }
+        assert unseen == hidden, task
