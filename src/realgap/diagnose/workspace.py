@@ -12,17 +12,14 @@
 
 from __future__ import annotations
 
-import mujoco
 import numpy as np
 
 from realgap.bridge.profile import RealityProfile
 from realgap.errors import ConfigError
 from realgap.eval.layout import Layout
+from realgap.eval.visibility import seen_at_start
 from realgap.sim import robot
-from realgap.sim.failures import cube_in_view
-from realgap.sim.scene import compile_scene
 from realgap.sim.scripted import expert_success
-from realgap.sim.tasks import make_task
 from realgap.sim.twin import TwinParams
 
 REFERENCE_SIM_CUBE = {"mass_kg": 0.003, "friction": 2.0}
@@ -48,32 +45,19 @@ def frame_check(x: float, y: float, measured_from: str = "arm") -> dict:
 
 
 def coverage(layout: Layout, task: str) -> list[dict]:
-    """Per spot: inside the training square? visible from the task's start pose?"""
+    """Per spot: inside the training square? visible from the task's start pose (in the
+    nominal twin, :func:`~realgap.eval.visibility.seen_at_start`)?"""
     layout = layout.for_task(task)
-    task_obj = make_task(task)
-    model, _ = compile_scene(task_obj.scene_config())
-    data = mujoco.MjData(model)
-    qadr = [model.joint(name).qposadr[0] for name in robot.JOINT_NAMES]
-    data.qpos[qadr] = task_obj.config.start_pose
-    mujoco.mj_kinematics(model, data)
-    mujoco.mj_camlight(model, data)  # camera poses are computed here, not in kinematics
-    camera = model.camera(robot.WRIST_CAMERA).id
-    half = task_obj.scene_config().object_half_height()
-    out = []
-    for spot in layout.spots:
-        cube = np.array([[*robot.arm_to_sim(spot.cube_xy), half]])
-        visible = cube_in_view(
-            cube, data.cam_xpos[camera][None], data.cam_xmat[camera][None], model.cam_fovy[camera]
-        )[0]
-        out.append(
-            {
-                "spot": spot.name,
-                "cube": list(spot.cube_xy),
-                "in_training_square": spot.in_distribution,
-                "visible_from_start_pose": bool(visible),
-            }
-        )
-    return out
+    seen = seen_at_start(task, layout.spots)
+    return [
+        {
+            "spot": spot.name,
+            "cube": list(spot.cube_xy),
+            "in_training_square": spot.in_distribution,
+            "visible_from_start_pose": bool(visible),
+        }
+        for spot, visible in zip(layout.spots, seen)
+    ]
 
 
 def grasp_check(
