@@ -40,6 +40,11 @@ class CameraMount:
     fovy: float = robot.WRIST_CAMERA_FOVY
 
 
+LOOK_POSE = np.asarray(robot.KEYFRAMES["start"], dtype=float)
+"""Where every session checks its camera (locks are taken here) and every episode's scene
+is first seen, whatever pose the policy's episodes start from."""
+
+
 @dataclass(frozen=True)
 class DeployConfig:
     """How a policy runs on an arm."""
@@ -207,14 +212,13 @@ class RealWorldEnv:
         report = self.check()
         self.target = self.arm.enable()
         self.started = True
-        look = np.asarray(robot.KEYFRAMES["start"], dtype=float)
         if self.config.check_camera_lock:
-            self.arm.move_to(look)
+            self.arm.move_to(LOOK_POSE)
             self.clock.sleep(self.config.settle_s)
             report["camera_check"] = check_camera(
                 self.camera, self.config.lock_folder, joint_offsets_rad=self.arm.arm.zero_offsets
             )
-        if not (self.config.check_camera_lock and np.allclose(self.config.start_pose, look)):
+        if not (self.config.check_camera_lock and np.allclose(self.config.start_pose, LOOK_POSE)):
             self.arm.move_to(self.config.start_pose)
             self.clock.sleep(self.config.settle_s)
         return report
@@ -226,8 +230,7 @@ class RealWorldEnv:
         that (buffered frames are flushed)."""
         if not self.started:
             self.start()
-        look = np.asarray(robot.KEYFRAMES["start"], dtype=float)
-        self.arm.move_to(look)
+        self.arm.move_to(LOOK_POSE)
         if place_scene is not None:
             place_scene()
         self.clock.sleep(self.config.settle_s)
@@ -235,7 +238,7 @@ class RealWorldEnv:
         # jaws hang closest to the desk there, so the joints' zero errors, which the jaws
         # cannot see, move the cube's apparent place least (uncalibrated, the check blamed
         # the operator on 11 of 30 clean random arms from Reach's raised pose, 8 from here).
-        elsewhere = not np.allclose(self.config.start_pose, look)
+        elsewhere = not np.allclose(self.config.start_pose, LOOK_POSE)
         if elsewhere:
             view = self.camera.read_fresh(not_before=self.clock.now())
             self.placement_view = (view, self._observe(view)["state"][:6].copy())
