@@ -206,21 +206,18 @@ class RealWorldEnv:
 
     # -- episodes ---------------------------------------------------------------------------
     def start(self) -> dict:
-        """Checks, torque on without a jump, then the camera lock check at the pose
-        cameras are locked at (the ``start`` keyframe: its reference region is defined
-        as seen from there), then the episodes' start pose. Call once per session."""
+        """Checks, torque on without a jump, :data:`LOOK_POSE`, then the camera lock
+        check (its reference region is defined as seen from there); every episode's
+        :meth:`reset` goes on from that pose. Call once per session."""
         report = self.check()
         self.target = self.arm.enable()
         self.started = True
+        self.arm.move_to(LOOK_POSE)
+        self.clock.sleep(self.config.settle_s)
         if self.config.check_camera_lock:
-            self.arm.move_to(LOOK_POSE)
-            self.clock.sleep(self.config.settle_s)
             report["camera_check"] = check_camera(
                 self.camera, self.config.lock_folder, joint_offsets_rad=self.arm.arm.zero_offsets
             )
-        if not (self.config.check_camera_lock and np.allclose(self.config.start_pose, LOOK_POSE)):
-            self.arm.move_to(self.config.start_pose)
-            self.clock.sleep(self.config.settle_s)
         return report
 
     def reset(self, place_scene: Callable[[], None] | None = None) -> dict:
