@@ -1,6 +1,8 @@
-"""Gap diagnostics recover a fake arm's hidden values (the `diagnostics_check` profile:
-2 degrees of zero offset on shoulder_pan and elbow_flex, 1.3x exposure, half the servo
-stiffness, one command of latency), through the command line."""
+"""Gap diagnostics recover a fake arm's hidden values through the command line: the
+shipped ``workbench_so101`` profile, every calibratable difference at once (a moved and
+wider camera, a grey-brown desk, zero errors on every joint, soft damped servos, two
+commands of latency, 1.2x exposure), within the issue's tolerances, with the truth
+inside the reported uncertainties."""
 
 import json
 import re
@@ -9,6 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from realgap.bridge.profile import load_profile
 from realgap.cli import main
 from realgap.diagnose.camera import diagnose_camera
 from realgap.diagnose.hand_eye import MEASURED_CUBE_SIGMA_M, HandEyeFit, fit_hand_eye
@@ -16,17 +19,21 @@ from realgap.diagnose.recording import CalibrationRecording
 from realgap.diagnose.servos import friction_sigma
 from realgap.errors import ConfigError
 from realgap.sim import robot
+from realgap.sim.calibration import Calibration
 from realgap.sim.twin import TwinParams
 from realgap.sim.twin_camera import TwinCamera
 
-TRUE_OFFSETS_DEG = [2.0, 0.0, -2.0, 0.0, 0.0]
+PROFILE = "workbench_so101"
+TRUTH = load_profile(PROFILE).twin
 
 
 @pytest.fixture(scope="module")
 def diagnosed(tmp_path_factory):
+    # One session and one fit serve every test below: a calibration is the slowest
+    # thing the default tier runs.
     folder = tmp_path_factory.mktemp("calibration")
     recording = folder / "recording.npz"
-    args = ["calibrate", "record", "--world", "fake", "--profile", "diagnostics_check"]
+    args = ["calibrate", "record", "--world", "fake", "--profile", PROFILE]
     assert main([*args, "--out", str(recording)]) == 0
     # The profile's cube is the nominal one, measured as such (the fit draws it so).
     out = ["--out", str(folder / "run"), "--cube-size", "0.025"]
@@ -34,23 +41,46 @@ def diagnosed(tmp_path_factory):
     return folder
 
 
-def test_hidden_values_are_recovered(diagnosed):
+def test_geometry_is_recovered_within_tolerance_and_uncertainty(diagnosed):
+    calibration = Calibration.load(diagnosed / "run" / "calibration.json")
+    measured, sigma = calibration.values, calibration.uncertainty
+    # The issue's tolerance on every joint; lift and elbow needed the wide pose sweep
+    # (with the old +-0.35 rad one, lift came out 0.85 degrees off here).
+    cases = [
+        ("joints.zero_offset_deg", TRUTH.joints.zero_offset_deg, 0.5),
+        ("camera.offset_m", TRUTH.camera.offset_m, 0.0015),
+        ("camera.rotation_deg", TRUTH.camera.rotation_deg, 1.0),
+        ("camera.fov_deg_delta", TRUTH.camera.fov_deg_delta, 1.0),
+    ]
+    for key, true_value, tolerance in cases:
+        error = np.abs(np.asarray(measured[key]) - np.asarray(true_value))
+        assert np.all(error < np.asarray(tolerance)), (key, measured[key], true_value)
+        assert np.all(error <= 3 * np.asarray(sigma[key]) + 1e-9), (key, error, sigma[key])
+
+
+def test_servos_tone_and_background_are_recovered(diagnosed):
+    values = Calibration.load(diagnosed / "run" / "calibration.json").values
+    assert values["servo.kp_scale"] == pytest.approx(TRUTH.servo.kp_scale, rel=0.15)
+    assert values["servo.damping_scale"] == pytest.approx(TRUTH.servo.damping_scale, rel=0.15)
+    assert values["servo.latency_steps"] == TRUTH.servo.latency_steps
+    assert values["camera.exposure_scale"] == pytest.approx(TRUTH.camera.exposure_scale, rel=0.05)
+    assert np.allclose(values["camera.background_rgb"], TRUTH.camera.background_rgb, atol=0.03)
+
+
+def test_the_diagnosis_says_what_it_found_and_the_report_shows_it(diagnosed):
     result = json.loads((diagnosed / "run" / "diagnosis.json").read_text())
     offsets = np.array(result["joints"]["offsets_deg"][:5])
-    sigma = np.array(result["joints"]["offsets_sigma_deg"][:5])
-    # Fitted together with the camera mount: pan, wrist flex and roll within 0.5 degrees,
-    # lift and elbow (the pair the sweep separates least) within 1, and the truth within
-    # three of the reported standard deviations.
-    assert np.all(np.abs(offsets - TRUE_OFFSETS_DEG) < [0.5, 1.0, 1.0, 0.5, 0.5]), offsets
-    assert np.all(np.abs(offsets - TRUE_OFFSETS_DEG) < 3 * sigma), (offsets, sigma)
-    assert result["camera"]["exposure_gain_needed"] == pytest.approx(1.3, rel=0.10)
-    assert result["servos"]["kp_scale"] == pytest.approx(0.5, rel=0.15)
-    assert result["servos"]["latency_steps"] == 1
+    assert np.all(np.abs(offsets - TRUTH.joints.zero_offset_deg[:5]) < 0.5), offsets
+    assert result["camera"]["exposure_gain_needed"] == pytest.approx(1.2, rel=0.10)
+    assert result["servos"]["latency_steps"] == 2
     assert result["joints"]["cube_size_m"] == 0.025
     assert result["joints"]["cube_size_sigma_m"] == MEASURED_CUBE_SIGMA_M
-    assert result["camera"]["offset_in_wobbles"] < 1 and not result["camera"]["warnings"]
+    # The camera was re-mounted: the diagnosis reads where to (the jaws were in view).
+    mount_mm = np.multiply(TRUTH.camera.offset_m, 1000)
+    assert np.allclose(result["camera"]["mount_offset_mm"], mount_mm, atol=1.5)
+    assert not result["camera"]["warnings"]
     calibration = json.loads((diagnosed / "run" / "calibration.json").read_text())
-    assert calibration["twin"]["servo"]["latency_steps"] == 1
+    assert calibration["twin"]["servo"]["latency_steps"] == 2
     assert main(["report", str(diagnosed / "run")]) == 0
     page = (diagnosed / "run" / "report.html").read_text()
     assert "Diagnosis" in page and "Joint zero offsets" in page
@@ -78,8 +108,8 @@ def test_servo_and_joint_commands_update_one_calibration_file(diagnosed):
     assert main(["calibrate", "joints", str(recording), "--out", str(out)]) == 0
     assert main(["calibrate", "servos", str(recording), "--out", str(out)]) == 0
     calibration = json.loads(out.read_text())
-    assert calibration["twin"]["joints"]["zero_offset_deg"][0] == pytest.approx(2.0, abs=0.5)
-    assert calibration["twin"]["servo"]["latency_steps"] == 1
+    assert calibration["twin"]["joints"]["zero_offset_deg"][0] == pytest.approx(2.5, abs=0.5)
+    assert calibration["twin"]["servo"]["latency_steps"] == 2
     # `calibrate servos` keeps what `diagnose all` keeps: the torque cap and the sigmas.
     servo, sigma = calibration["twin"]["servo"], calibration["uncertainty"]["servo"]
     assert servo["torque_limit_scale"] > 0 and sigma["kp_scale"] > 0
@@ -174,4 +204,4 @@ def test_camera_diagnosis_takes_the_geometry_from_a_calibration(diagnosed, capsy
     argv = ["diagnose", "camera", str(diagnosed / "recording.npz")]
     assert main([*argv, "--calibration", str(calibration)]) == 0
     found = re.search(r"exposure the twin would need: x([\d.]+)", capsys.readouterr().out)
-    assert found and float(found.group(1)) == pytest.approx(1.3, rel=0.1)
+    assert found and float(found.group(1)) == pytest.approx(1.2, rel=0.1)

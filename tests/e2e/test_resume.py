@@ -65,7 +65,10 @@ def test_a_killed_run_resumes_to_the_uninterrupted_runs_weights(
 ):
     argv = ["train", "Reach", "--recipe", recipe, *TINY, *extra]
     whole, killed = tmp_path / "whole", tmp_path / "killed"
-    assert realgap(*argv, "--out", str(whole)).wait() == 0
+    # The uninterrupted run checkpoints rarely (half the time: writing a SAC replay
+    # buffer every iteration is most of it), so the weights must not depend on that either.
+    rarely = [("1000" if a == "0.001" else a) for a in argv]
+    assert realgap(*rarely, "--out", str(whole)).wait() == 0
     process = realgap(*argv, "--out", str(killed))
     wait_for_checkpoint(killed, process, after, key)
     process.send_signal(signal.SIGKILL)

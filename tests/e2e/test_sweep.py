@@ -43,25 +43,36 @@ def ray_installed():
         pytest.importorskip("ray")
 
 
-def test_tiny_sweep_runs_resumes_and_reports(tmp_path, ray_installed, capsys):
-    # Worlds: the nominal sim and an arm's twin (soft servos), as a sweep may name them.
+def test_tiny_sweep_runs_reports_a_failure_and_resumes(tmp_path, ray_installed, capsys):
+    # Worlds: the nominal sim and an arm's twin (soft servos), as a sweep may name them;
+    # a third setting that cannot train (no student envs) fails, and is reported, not
+    # dropped. One sweep for all of it: Ray's start and a training are what cost here.
     twin = write(tmp_path, "[servo]\nkp_scale = 0.6\n", "soft_arm.toml")
-    sweep = write(tmp_path, TINY.replace('["sim"]', f'["sim", "twin:{twin}"]'))
+    broken = '\n[[setting]]\nname = "broken"\nstudent_envs = 0\n'
+    sweep = write(tmp_path, TINY.replace('["sim"]', f'["sim", "twin:{twin}"]') + broken)
     out = tmp_path / "out"
     argv = ["sweep", str(sweep), "--out", str(out), "--quick", "--num-cpus", "2"]
-    assert main(argv) == 0
+    argv += ["--retries", "0"]
+    assert main(argv) == 1
+    assert "FAILED broken" in capsys.readouterr().out
+    failed = json.loads((out / "failed.json").read_text())
+    assert list(failed) == [next(p.name for p in (out / "runs").iterdir() if "broken" in p.name)]
     summary = json.loads((out / "summary.json").read_text())
-    assert {r["setting"] for r in summary["pooled"]} == {"black", "desks"}
+    statuses = {r["setting"]: r["status"] for r in summary["runs"]}
+    assert statuses == {"black": "done", "desks": "done", "broken": "failed"}
+    pooled = {r["setting"]: r["seeds"] for r in summary["pooled"]}
+    assert pooled == {"black": 1, "desks": 1, "broken": 0}
+    done = [r for r in summary["runs"] if r["status"] == "done"]
     # Worlds by name, not by path, in every table, the plot and the report; the path
     # stays in each run's result file.
-    assert {r["world"] for r in summary["runs"]} == {"sim", "twin:soft_arm"}
+    assert {r["world"] for r in done} == {"sim", "twin:soft_arm"}
     assert str(tmp_path) not in (out / "summary.csv").read_text()
     assert str(tmp_path) not in (out / "report.html").read_text()
     # 13 trials over 13 spots: the 9 inside the training square are the ones counted.
-    assert all(r["status"] == "done" and r["trials"] == 9 for r in summary["runs"])
+    assert len(done) == 4 and all(r["trials"] == 9 for r in done)
     assert (out / "width.png").stat().st_size > 1000 and (out / "report.html").exists()
     assert "Sweep: tiny" in (out / "report.html").read_text()
-    runs = sorted((out / "runs").iterdir())
+    runs = sorted(p for p in (out / "runs").iterdir() if "broken" not in p.name)
     assert len(runs) == 2
     widths = (runs[0] / "randomization.toml").read_text()
     assert "background_value" in widths
@@ -72,25 +83,12 @@ def test_tiny_sweep_runs_resumes_and_reports(tmp_path, ray_installed, capsys):
     (runs[0] / "trained.json").unlink()
     for result in runs[0].glob("result_*.json"):
         result.unlink()
-    capsys.readouterr()
-    assert main(argv) == 0
+    assert main(argv) == 1  # the broken setting fails again
     assert kept.stat().st_mtime_ns == kept_mtime
     assert (runs[0] / "trained.json").exists()
     summary = json.loads((out / "summary.json").read_text())
-    assert all(r["status"] == "done" for r in summary["runs"])
-
-
-def test_a_failing_run_is_reported_not_dropped(tmp_path, ray_installed, capsys):
-    text = TINY.replace('name = "desks"', 'name = "broken"\nstudent_envs = 0')
-    out = tmp_path / "out"
-    argv = ["sweep", str(write(tmp_path, text)), "--out", str(out), "--quick", "--retries", "0"]
-    assert main([*argv, "--num-cpus", "2"]) == 1
-    printed = capsys.readouterr().out
-    assert "FAILED broken" in printed
-    failed = json.loads((out / "failed.json").read_text())
-    assert list(failed) == [next(p.name for p in (out / "runs").iterdir() if "broken" in p.name)]
-    rows = json.loads((out / "summary.json").read_text())["runs"]
-    assert {r["setting"]: r["status"] for r in rows} == {"black": "done", "broken": "failed"}
+    statuses = {r["setting"]: r["status"] for r in summary["runs"]}
+    assert statuses == {"black": "done", "desks": "done", "broken": "failed"}
 
 
 @pytest.mark.parametrize(
