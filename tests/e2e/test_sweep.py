@@ -195,7 +195,12 @@ def test_the_grasp_webcam_sweep_adds_only_the_webcam_to_the_cube_default():
         "jpeg_p",
     }
     assert default["shadow_p"] == make_task("PickCube").randomization["shadow_p"]
-    assert spec.speed == (15.0, 0.15) and len(spec.runs()) == 6
+    # The third setting is the second's widths with the student's weights averaged.
+    averaged = runs["the webcam's widths, a weight average"]
+    assert averaged.randomization() == webcam
+    assert averaged.args_fields()["student_average"] == 0.99
+    assert "student_average" not in runs["desks and shadows (the default)"].args_fields()
+    assert spec.speed == (15.0, 0.15) and len(spec.runs()) == 9
 
 
 def test_a_profile_file_is_named_by_its_name_or_stem(tmp_path):
